@@ -1,0 +1,62 @@
+// The next-state interface: the only way search algorithms see the semantics (ARCHITECTURE.md,
+// after LTSmin's PINS). Reductions wrap a NextState and are a NextState.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collmc/checker/state.h"
+#include "collmc/model/operations.h"
+
+namespace collmc::checker {
+
+enum class StepKind : uint8_t {
+  Choose,    // a thread resolves a choice (any_order, either, maybe)
+  Spawn,     // a thread starts another thread of its rank
+  Issue,     // a thread issues one call
+  IssueGroup,  // a thread issues a group's calls together
+  Complete,  // the device completes collective slot `slot` of `comm` on every member
+  CompletePair,  // the device completes send/recv pair number `slot` from `rank` to `peer` on `comm`
+};
+
+struct Step {
+  StepKind kind = StepKind::Issue;
+  uint16_t rank = 0;    // the acting rank (the sender for CompletePair; the lowest member for Complete)
+  uint16_t thread = 0;
+  uint16_t edge = 0;    // index of the control edge taken
+  int32_t call = -1;    // Issue: the call; IssueGroup: the group alternative; Spawn: the thread
+  uint16_t comm = 0;    // Complete, CompletePair
+  uint16_t peer = 0;    // CompletePair: the receiver
+  uint32_t slot = 0;    // Complete: device slot; CompletePair: pair index
+  bool operator==(const Step&) const = default;
+};
+
+// A bad outcome reached by a step (SEMANTICS.md §4). Deadlocks are not violations of a step: the
+// search finds them as states with no successor that are not final.
+struct Violation {
+  model::Verdict verdict = model::Verdict::UsageError;
+  std::string message;
+  int rank = -1;
+  int thread = -1;
+  int call = -1;
+};
+
+struct Transition {
+  Step step;
+  State next;
+  std::optional<Violation> violation;  // the step itself is the bad outcome; `next` is not explored
+};
+
+class NextState {
+ public:
+  virtual ~NextState() = default;
+  virtual State initial() const = 0;
+  // Every enabled step of `s`, with its successor state.
+  virtual void successors(const State& s, std::vector<Transition>& out) const = 0;
+  // Every thread done, every stream empty, every collective complete.
+  virtual bool is_final(const State& s) const = 0;
+};
+
+}  // namespace collmc::checker

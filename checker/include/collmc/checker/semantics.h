@@ -1,0 +1,67 @@
+// The step relation of SEMANTICS.md, in one place: the only code that knows what a call does.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collmc/checker/control.h"
+#include "collmc/checker/next_state.h"
+#include "collmc/model/world.h"
+
+namespace collmc::checker {
+
+// Where a rank stands in a state, for reports: a host thread blocked in a call, or a device op stuck
+// at (or behind) a stream's head.
+struct BlockedCall {
+  int rank = 0;
+  int thread = -1;  // host thread, or -1 for a stream
+  int stream = -1;  // stream id for device ops
+  int call = -1;    // the call it is in (-1: finished, nothing pending)
+  bool finished = false;  // a host thread that ended
+  std::string reason;
+};
+
+class Semantics final : public NextState {
+ public:
+  explicit Semantics(const model::World& world);
+
+  State initial() const override;
+  void successors(const State& s, std::vector<Transition>& out) const override;
+  bool is_final(const State& s) const override;
+
+  const model::World& world() const { return world_; }
+  const ControlProgram& control() const { return control_; }
+
+  // One line saying what a step does, in the scenario's words.
+  std::string describe_step(const Step& step) const;
+  // The call a step issued (or the group's calls); empty for choices, spawns and completions.
+  std::vector<int> step_calls(const Step& step) const;
+  // Every host thread and non-empty stream of every rank: what it waits for.
+  std::vector<BlockedCall> blocked(const State& s) const;
+
+  // Whether every wait of `thread` of `rank` holds.
+  bool waits_hold(const State& s, int rank, const ThreadState& thread) const;
+  bool wait_holds(const State& s, int rank, const Wait& w) const;
+  int local_index(int rank, int comm) const { return local_[static_cast<size_t>(rank)][static_cast<size_t>(comm)]; }
+
+ private:
+  friend class Issuer;
+  // Whether `call` can start now (DEVSYNC drained, nonblocking comm idle); when not, why.
+  bool guard_holds(const State& s, int rank, const model::Call& call, std::string* why = nullptr) const;
+  bool host_slot_complete(const State& s, int comm, uint32_t slot) const;
+  bool connect_complete(const State& s, int comm) const;
+  bool running_part(const State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const;
+  std::vector<const StreamEntry*> running_entries(const RankState& rs) const;
+  void device_successors(const State& s, std::vector<Transition>& out) const;
+  void complete_part(State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const;
+  std::string describe_wait(const State& s, int rank, const Wait& w) const;
+  std::string where_is(const State& s, int rank) const;
+  std::string call_ref(int call) const;  // "`register A wa` (file:line)"
+
+  const model::World& world_;
+  ControlProgram control_;
+  std::vector<std::vector<int>> local_;         // [rank][comm] -> local index or -1
+  std::vector<std::vector<int>> member_comms_;  // [rank] -> comm ids
+};
+
+}  // namespace collmc::checker

@@ -1,0 +1,225 @@
+// Text and JSON renderings of a CheckResult.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "collmc/checker/check.h"
+
+namespace collmc::checker {
+
+namespace {
+
+std::string loc_short(const model::SourceLoc& loc) {
+  return loc.file_name() + ":" + std::to_string(loc.line);
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string thread_name(const model::World& w, int rank, int thread) {
+  return w.programs[static_cast<size_t>(rank)].threads[static_cast<size_t>(thread)].name;
+}
+
+const char* step_kind_name(StepKind k) {
+  switch (k) {
+    case StepKind::Choose: return "choose";
+    case StepKind::Spawn: return "spawn";
+    case StepKind::Issue: return "issue";
+    case StepKind::IssueGroup: return "group";
+    case StepKind::Complete: return "complete";
+    case StepKind::CompletePair: return "complete_pair";
+  }
+  return "?";
+}
+
+std::string stats_line(const SearchStats& s) {
+  return std::to_string(s.states) + " states, " + std::to_string(s.transitions) + " transitions, depth " +
+         std::to_string(s.max_depth) + ", " + fmt("%.3f", s.seconds) + " s, " + fmt("%.0f", s.states_per_second()) +
+         " states/s, memory " + fmt("%.1f", static_cast<double>(s.memory_bytes) / (1 << 20)) + " MiB (peak RSS " +
+         fmt("%.1f", static_cast<double>(s.peak_rss_bytes) / (1 << 20)) + " MiB)";
+}
+
+}  // namespace
+
+std::string text_report(const CheckResult& r, bool verbose) {
+  const model::World& w = *r.world;
+  std::ostringstream out;
+  out << (w.source ? w.source->path : std::string("<scenario>")) << ": " << model::verdict_name(r.verdict);
+  if (!w.name.empty()) out << "  (\"" << w.name << "\")";
+  out << "\n";
+  if (w.expect) {
+    out << "expected: " << model::verdict_name(*w.expect) << (r.agrees_with_expect() ? " (agrees)" : " (DISAGREES)")
+        << "\n";
+  }
+  for (const auto& note : w.notes) out << "note: " << note << "\n";
+  if (r.verdict == model::Verdict::Inconclusive) {
+    out << "the search stopped at a limit: " << r.limit << "; nothing is proven\n";
+  }
+  if (r.violation) {
+    const auto& v = *r.violation;
+    if (v.call >= 0) {
+      const auto& c = w.calls[static_cast<size_t>(v.call)];
+      out << c.loc.str() << ": " << model::verdict_name(v.verdict) << ": " << v.message << "\n";
+    } else {
+      out << model::verdict_name(v.verdict) << ": " << v.message << "\n";
+    }
+  }
+  if (!r.schedule.empty()) {
+    size_t shown = 0;
+    for (const auto& s : r.schedule)
+      if (verbose || s.kind != StepKind::Choose) ++shown;
+    out << "schedule (" << r.schedule.size() << " steps" << (shown != r.schedule.size() ? ", choices hidden" : "")
+        << "):\n";
+    int n = 0;
+    for (const auto& s : r.schedule) {
+      ++n;
+      if (!verbose && s.kind == StepKind::Choose) continue;
+      char num[16];
+      std::snprintf(num, sizeof num, "%4d  ", n);
+      out << num;
+      if (s.kind == StepKind::Issue) {
+        const auto& c = w.calls[static_cast<size_t>(s.calls.front())];
+        std::string who = "rank " + std::to_string(s.rank) + " " + thread_name(w, s.rank, s.thread);
+        out << who << std::string(who.size() < 16 ? 16 - who.size() : 1, ' ') << c.text;
+        out << std::string(c.text.size() < 36 ? 36 - c.text.size() : 1, ' ') << loc_short(c.loc) << "\n";
+      } else {
+        out << s.text << "\n";
+      }
+    }
+  }
+  if (!r.blocked.empty()) {
+    out << "where each rank stands:\n";
+    for (const auto& b : r.blocked) {
+      if (b.stream >= 0) {
+        out << "  rank " << b.rank << " stream " << w.streams[static_cast<size_t>(b.stream)] << ": " << b.reason << "\n";
+      } else {
+        out << "  rank " << b.rank << " " << thread_name(w, b.rank, b.thread) << ": ";
+        if (b.call >= 0 && !b.finished) {
+          const auto& c = w.calls[static_cast<size_t>(b.call)];
+          out << "in `" << c.text << "` (" << loc_short(c.loc) << "): ";
+        }
+        out << b.reason << "\n";
+      }
+    }
+  }
+  out << "statistics: " << stats_line(r.stats) << "\n";
+  return out.str();
+}
+
+std::string json_report(const CheckResult& r) {
+  using json = nlohmann::ordered_json;
+  const model::World& w = *r.world;
+  json j;
+  j["format"] = "collmc-result";
+  j["version"] = 1;
+  auto loc = [](const model::SourceLoc& l) {
+    return json{{"file", l.file_name()}, {"line", l.line}, {"column", l.column}};
+  };
+  j["scenario"] = {
+      {"file", w.source ? w.source->path : ""},
+      {"name", w.name},
+      {"ranks", w.ranks},
+      {"knobs",
+       {{"profile", model::profile_name(w.knobs.profile)},
+        {"comm_mode", model::comm_mode_name(w.knobs.comm_mode)},
+        {"runtime_connect", w.knobs.runtime_connect ? "on" : "off"},
+        {"stream_progress",
+         w.knobs.stream_progress == model::StreamProgress::Serialized ? "serialized" : "independent"}}},
+  };
+  j["expect"] = w.expect ? json(model::verdict_name(*w.expect)) : json(nullptr);
+  j["verdict"] = model::verdict_name(r.verdict);
+  j["agrees"] = w.expect ? json(r.agrees_with_expect()) : json(nullptr);
+  j["limit"] = r.limit.empty() ? json(nullptr) : json(r.limit);
+  j["notes"] = w.notes;
+  j["violation"] = nullptr;
+  if (r.violation) {
+    const auto& v = *r.violation;
+    json jv = {{"verdict", model::verdict_name(v.verdict)}, {"message", v.message}, {"rank", v.rank},
+               {"thread", v.thread}, {"call", v.call}};
+    if (v.call >= 0) jv["location"] = loc(w.calls[static_cast<size_t>(v.call)].loc);
+    j["violation"] = jv;
+  }
+  const auto& s = r.stats;
+  j["statistics"] = {{"states", s.states},
+                     {"transitions", s.transitions},
+                     {"expanded", s.expanded},
+                     {"max_depth", s.max_depth},
+                     {"seconds", s.seconds},
+                     {"states_per_second", s.states_per_second()},
+                     {"memory_bytes", s.memory_bytes},
+                     {"peak_rss_bytes", s.peak_rss_bytes},
+                     {"search", r.options.shortest ? "bfs" : "dfs"}};
+  json comms = json::array();
+  for (const auto& c : w.comms)
+    comms.push_back({{"id", c.id},
+                     {"name", c.name},
+                     {"declared_as", c.decl_name},
+                     {"instance", c.instance},
+                     {"members", c.members},
+                     {"mode", model::comm_mode_name(c.mode)},
+                     {"uninit", c.uninit}});
+  j["comms"] = comms;
+  j["buffers"] = w.buffers;
+  j["streams"] = w.streams;
+  json calls = json::array();
+  for (const auto& c : w.calls) {
+    json jc = {{"id", c.id},       {"rank", c.rank}, {"thread", c.thread}, {"op", model::op_name(c.kind)},
+               {"text", c.text},   {"location", loc(c.loc)}};
+    if (c.kind == model::OpKind::SyncDevice) jc["device"] = true;
+    if (c.comm >= 0) jc["comm"] = c.comm;
+    if (c.kind == model::OpKind::Split) jc["child"] = c.child >= 0 ? json(c.child) : json(nullptr);
+    if (c.buffer >= 0) jc["buffer"] = c.buffer;
+    if (c.buffer2 >= 0) jc["buffer2"] = c.buffer2;
+    if (c.kind == model::OpKind::Alloc || c.kind == model::OpKind::CudaMalloc) jc["size"] = c.size;
+    if (c.kind == model::OpKind::Register) jc["flag"] = c.flag == model::RegFlag::Symmetric ? "symmetric" : "default";
+    if (c.peer >= 0) jc["peer"] = c.peer;
+    if (c.root >= 0) jc["root"] = c.root;
+    if (c.count >= 0) jc["count"] = c.count;
+    if (model::is_collective(c.kind) || model::is_p2p(c.kind) || c.kind == model::OpKind::Barrier ||
+        c.kind == model::OpKind::SyncStream) {
+      jc["stream"] = c.stream;
+      jc["dtype"] = w.dtypes[static_cast<size_t>(c.dtype)];
+      jc["redop"] = w.redops[static_cast<size_t>(c.redop)];
+    }
+    if (!c.usage_error.empty()) jc["usage_error"] = c.usage_error;
+    calls.push_back(jc);
+  }
+  j["calls"] = calls;
+  json sched = json::array();
+  for (const auto& st : r.schedule) {
+    json js = {{"kind", step_kind_name(st.kind)}, {"rank", st.rank}, {"text", st.text}};
+    if (st.kind != StepKind::Complete && st.kind != StepKind::CompletePair) js["thread"] = st.thread;
+    if (!st.calls.empty()) js["calls"] = st.calls;
+    if (st.comm >= 0) {
+      js["comm"] = st.comm;
+      js["slot"] = st.slot;
+    }
+    if (st.peer >= 0) js["peer"] = st.peer;
+    sched.push_back(js);
+  }
+  j["schedule"] = sched;
+  json programs = json::array();
+  for (int rank = 0; rank < w.ranks; ++rank) {
+    json threads = json::array();
+    for (size_t t = 0; t < r.executed[static_cast<size_t>(rank)].size(); ++t)
+      threads.push_back({{"name", thread_name(w, rank, static_cast<int>(t))},
+                         {"calls", r.executed[static_cast<size_t>(rank)][t]}});
+    programs.push_back({{"rank", rank}, {"threads", threads}});
+  }
+  j["programs"] = programs;
+  json blocked = json::array();
+  for (const auto& b : r.blocked) {
+    json jb = {{"rank", b.rank}, {"reason", b.reason}, {"finished", b.finished}};
+    if (b.thread >= 0) jb["thread"] = b.thread;
+    if (b.stream >= 0) jb["stream"] = b.stream;
+    jb["call"] = b.call >= 0 ? json(b.call) : json(nullptr);
+    blocked.push_back(jb);
+  }
+  j["blocked"] = blocked;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace collmc::checker

@@ -1,0 +1,212 @@
+// Byte encoding of states: LEB128 varints, every vector prefixed by its length.
+#include <stdexcept>
+
+#include "collmc/checker/state.h"
+
+namespace collmc::checker {
+
+namespace {
+
+class Writer {
+ public:
+  void u(uint64_t v) {
+    while (v >= 0x80) {
+      out_.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      v >>= 7;
+    }
+    out_.push_back(static_cast<char>(v));
+  }
+  void i(int64_t v) { u(static_cast<uint64_t>((v << 1) ^ (v >> 63))); }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  uint64_t u() {
+    uint64_t v = 0;
+    int shift = 0;
+    while (true) {
+      if (pos_ >= in_.size() || shift > 63) throw std::runtime_error("corrupt state encoding");
+      auto b = static_cast<uint8_t>(in_[pos_++]);
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+      shift += 7;
+    }
+  }
+  int64_t i() {
+    uint64_t z = u();
+    return static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
+  }
+  template <class T>
+  T as() {
+    return static_cast<T>(u());
+  }
+  bool done() const { return pos_ == in_.size(); }
+
+ private:
+  std::string_view in_;
+  size_t pos_ = 0;
+};
+
+template <class T, class F>
+void write_vec(Writer& w, const std::vector<T>& v, F&& f) {
+  w.u(v.size());
+  for (const auto& x : v) f(x);
+}
+
+template <class T, class F>
+void read_vec(Reader& r, std::vector<T>& v, F&& f) {
+  uint64_t n = r.u();
+  v.resize(n);
+  for (auto& x : v) f(x);
+}
+
+}  // namespace
+
+std::string encode_state(const State& s) {
+  Writer w;
+  write_vec(w, s.ranks, [&](const RankState& rk) {
+    write_vec(w, rk.threads, [&](const ThreadState& t) {
+      w.i(t.node);
+      write_vec(w, t.waits, [&](const Wait& wt) {
+        w.u(static_cast<uint64_t>(wt.kind));
+        w.u(wt.dir);
+        w.u(wt.comm);
+        w.u(wt.a);
+        w.u(wt.b);
+        w.u(wt.call);
+      });
+    });
+    write_vec(w, rk.streams, [&](const std::vector<StreamEntry>& st) {
+      write_vec(w, st, [&](const StreamEntry& e) {
+        w.u(e.seq);
+        write_vec(w, e.parts, [&](const DevicePart& p) {
+          w.u(p.call);
+          w.u(p.comm);
+          w.u(static_cast<uint64_t>(p.kind));
+          w.u(p.symmetric);
+          w.u(p.done);
+          w.u(p.peer);
+          w.u(p.slot);
+        });
+      });
+    });
+    write_vec(w, rk.members, [&](const MemberState& m) {
+      w.u(m.host_issued);
+      w.u(m.dev_issued);
+      w.u(m.flags);
+    });
+    write_vec(w, rk.windows, [&](const WindowState& x) {
+      w.u(x.comm);
+      w.u(x.buffer);
+      w.u(x.flag);
+      w.u(x.count);
+    });
+    write_vec(w, rk.p2p, [&](const P2pState& x) {
+      w.u(x.comm);
+      w.u(x.peer);
+      w.u(x.sends);
+      w.u(x.recvs);
+      w.u(x.connect_reached);
+    });
+    write_vec(w, rk.buffers, [&](const BufferState& b) {
+      w.u(b.alloc_call);
+      w.u(b.freed);
+    });
+    w.u(rk.next_seq);
+  });
+  auto slot = [&](const OpenSlot& o) {
+    w.u(o.call);
+    w.u(o.count);
+    w.u(o.symmetric);
+    write_vec(w, o.split_children, [&](const std::pair<uint16_t, int16_t>& c) {
+      w.u(c.first);
+      w.i(c.second);
+    });
+  };
+  write_vec(w, s.comms, [&](const CommState& c) {
+    w.u(c.host_base);
+    write_vec(w, c.host_open, slot);
+    w.u(c.dev_base);
+    write_vec(w, c.dev_open, slot);
+  });
+  return w.take();
+}
+
+State decode_state(std::string_view bytes) {
+  Reader r(bytes);
+  State s;
+  read_vec(r, s.ranks, [&](RankState& rk) {
+    read_vec(r, rk.threads, [&](ThreadState& t) {
+      t.node = static_cast<int32_t>(r.i());
+      read_vec(r, t.waits, [&](Wait& wt) {
+        wt.kind = r.as<WaitKind>();
+        wt.dir = r.as<uint8_t>();
+        wt.comm = r.as<uint16_t>();
+        wt.a = r.as<uint32_t>();
+        wt.b = r.as<uint32_t>();
+        wt.call = r.as<uint32_t>();
+      });
+    });
+    read_vec(r, rk.streams, [&](std::vector<StreamEntry>& st) {
+      read_vec(r, st, [&](StreamEntry& e) {
+        e.seq = r.as<uint32_t>();
+        read_vec(r, e.parts, [&](DevicePart& p) {
+          p.call = r.as<uint32_t>();
+          p.comm = r.as<uint16_t>();
+          p.kind = r.as<PartKind>();
+          p.symmetric = r.as<uint8_t>();
+          p.done = r.as<uint8_t>();
+          p.peer = r.as<uint16_t>();
+          p.slot = r.as<uint32_t>();
+        });
+      });
+    });
+    read_vec(r, rk.members, [&](MemberState& m) {
+      m.host_issued = r.as<uint32_t>();
+      m.dev_issued = r.as<uint32_t>();
+      m.flags = r.as<uint8_t>();
+    });
+    read_vec(r, rk.windows, [&](WindowState& x) {
+      x.comm = r.as<uint16_t>();
+      x.buffer = r.as<uint16_t>();
+      x.flag = r.as<uint8_t>();
+      x.count = r.as<uint8_t>();
+    });
+    read_vec(r, rk.p2p, [&](P2pState& x) {
+      x.comm = r.as<uint16_t>();
+      x.peer = r.as<uint16_t>();
+      x.sends = r.as<uint32_t>();
+      x.recvs = r.as<uint32_t>();
+      x.connect_reached = r.as<uint8_t>();
+    });
+    read_vec(r, rk.buffers, [&](BufferState& b) {
+      b.alloc_call = r.as<uint32_t>();
+      b.freed = r.as<uint8_t>();
+    });
+    rk.next_seq = r.as<uint32_t>();
+  });
+  auto slot = [&](OpenSlot& o) {
+    o.call = r.as<uint32_t>();
+    o.count = r.u();
+    o.symmetric = r.as<uint8_t>();
+    read_vec(r, o.split_children, [&](std::pair<uint16_t, int16_t>& c) {
+      c.first = r.as<uint16_t>();
+      c.second = static_cast<int16_t>(r.i());
+    });
+  };
+  read_vec(r, s.comms, [&](CommState& c) {
+    c.host_base = r.as<uint32_t>();
+    read_vec(r, c.host_open, slot);
+    c.dev_base = r.as<uint32_t>();
+    read_vec(r, c.dev_open, slot);
+  });
+  if (!r.done()) throw std::runtime_error("corrupt state encoding: trailing bytes");
+  return s;
+}
+
+}  // namespace collmc::checker

@@ -1,0 +1,92 @@
+// The scenario as written: what the parser produces, names still unresolved (LANGUAGE.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collmc/model/operations.h"
+#include "collmc/model/source.h"
+
+namespace collmc::model {
+
+// `[0, 1, 4..7]` or `all`.
+struct RankSet {
+  bool all = false;
+  std::vector<std::pair<int, int>> ranges;  // inclusive
+  SourceLoc loc;
+
+  bool contains(int rank) const;
+  std::vector<int> expand(int world) const;  // sorted, unique
+};
+
+enum class StmtKind : uint8_t { Op, Block, Group, AnyOrder, Either, Maybe, Repeat, Thread, When };
+
+// Optional arguments of collectives and point-to-point calls.
+struct CallArgs {
+  std::optional<int64_t> count;
+  std::optional<int> root;  // world rank
+  std::string dtype;        // empty: default (float32)
+  std::string redop;        // empty: default (sum)
+  std::string stream;       // empty: `main`
+  SourceLoc root_loc;
+};
+
+struct Stmt {
+  StmtKind kind = StmtKind::Op;
+  SourceLoc loc;
+  std::string text;  // the statement as written (operations), for reports
+
+  // StmtKind::Op
+  OpKind op = OpKind::Alloc;
+  std::string comm;  // comm name (the parent for split)
+  SourceLoc comm_loc;
+  std::string child;  // split child; empty for `none`
+  SourceLoc child_loc;
+  std::string buffer;   // alloc, free, register, collectives...
+  std::string buffer2;  // `-> BUF2` of a collective
+  std::optional<uint64_t> size;
+  RegFlag flag = RegFlag::Symmetric;
+  std::optional<int> peer;  // send/recv, world rank
+  SourceLoc peer_loc;
+  CallArgs args;
+
+  // Compound statements
+  std::vector<Stmt> body;                       // Block, Group, AnyOrder, Maybe, Repeat, Thread, When
+  std::vector<std::vector<Stmt>> alternatives;  // Either
+  int64_t repeat_count = 0;                     // Repeat
+  std::string thread_name;                      // Thread
+  RankSet when_ranks;                           // When
+};
+
+struct CommDecl {
+  std::string name;
+  SourceLoc loc;
+  bool family = false;                  // `{[..], [..]}`
+  std::vector<std::vector<int>> instances;  // one for a plain comm
+  std::optional<CommMode> mode;
+  bool uninit = false;
+};
+
+struct RankBody {
+  SourceLoc loc;
+  bool star = false;         // `rank *`
+  std::vector<int> ranks;    // the ranks named by the header
+  std::vector<Stmt> body;
+};
+
+struct Scenario {
+  std::shared_ptr<const SourceFile> source;
+  int ranks = 0;
+  SourceLoc ranks_loc;
+  std::string name;
+  std::optional<Verdict> expect;
+  SourceLoc expect_loc;
+  Knobs knobs;
+  std::vector<CommDecl> comms;
+  std::vector<RankBody> bodies;
+};
+
+}  // namespace collmc::model

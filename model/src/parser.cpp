@@ -1,0 +1,598 @@
+#include "collmc/model/parser.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "lexer.h"
+
+namespace collmc::model {
+
+bool RankSet::contains(int rank) const {
+  if (all) return true;
+  for (const auto& [lo, hi] : ranges)
+    if (rank >= lo && rank <= hi) return true;
+  return false;
+}
+
+std::vector<int> RankSet::expand(int world) const {
+  std::set<int> out;
+  if (all) {
+    for (int r = 0; r < world; ++r) out.insert(r);
+  } else {
+    for (const auto& [lo, hi] : ranges)
+      for (int r = lo; r <= hi; ++r) out.insert(r);
+  }
+  return {out.begin(), out.end()};
+}
+
+namespace {
+
+// Guards against hostile nesting depth: the parser is recursive over blocks.
+constexpr int kMaxNesting = 200;
+constexpr int kMaxRanks = 1 << 16;
+
+class Parser {
+ public:
+  explicit Parser(const std::shared_ptr<const SourceFile>& file)
+      : file_(file), toks_(tokenize(file)) {}
+
+  Scenario run() {
+    sc_.source = file_;
+    while (true) {
+      skip_separators();
+      if (at(TokKind::End)) break;
+      top_level();
+    }
+    if (sc_.ranks == 0) {
+      SourceLoc loc{file_, 1, 1};
+      throw InputError(loc, "missing 'ranks N': every scenario declares its world size");
+    }
+    return std::move(sc_);
+  }
+
+ private:
+  // ---- token helpers
+  const Token& peek(size_t ahead = 0) const {
+    size_t i = std::min(pos_ + ahead, toks_.size() - 1);
+    return toks_[i];
+  }
+  bool at(TokKind k) const { return peek().kind == k; }
+  bool at_name(const char* word) const { return at(TokKind::Name) && peek().text == word; }
+  const Token& advance() {
+    const Token& t = toks_[pos_];
+    if (pos_ + 1 < toks_.size()) ++pos_;
+    return t;
+  }
+  SourceLoc loc_of(const Token& t) const { return SourceLoc{file_, t.line, t.column}; }
+
+  [[noreturn]] void fail_at(const Token& t, const std::string& expected) const {
+    throw InputError(loc_of(t), "expected " + expected + ", found " + describe(t));
+  }
+  [[noreturn]] void fail_msg(const Token& t, const std::string& msg) const {
+    throw InputError(loc_of(t), msg);
+  }
+
+  const Token& expect(TokKind k, const std::string& what = "") {
+    if (!at(k)) fail_at(peek(), what.empty() ? token_kind_name(k) : what);
+    return advance();
+  }
+  std::string expect_name(const std::string& what) { return expect(TokKind::Name, what).text; }
+  void expect_word(const char* word) {
+    if (!at_name(word)) fail_at(peek(), std::string("'") + word + "'");
+    advance();
+  }
+
+  void skip_separators() {
+    while (at(TokKind::Newline) || at(TokKind::Semicolon)) advance();
+  }
+  void skip_newlines() {
+    while (at(TokKind::Newline)) advance();
+  }
+  void end_of_statement() {
+    if (at(TokKind::Newline) || at(TokKind::Semicolon)) {
+      advance();
+      return;
+    }
+    if (at(TokKind::RBrace) || at(TokKind::End)) return;  // `{ a }` on one line
+    fail_at(peek(), "end of statement (a new line or ';')");
+  }
+
+  int64_t integer(const std::string& what) {
+    const Token& t = expect(TokKind::Integer, what);
+    if (t.value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      fail_msg(t, "integer too large");
+    return static_cast<int64_t>(t.value);
+  }
+
+  int rank_number(const std::string& what) {
+    const Token& t = peek();
+    int64_t v = integer(what);
+    check_rank(t, v);
+    return static_cast<int>(v);
+  }
+
+  void check_rank(const Token& t, int64_t v) const {
+    if (sc_.ranks == 0)
+      fail_msg(t, "rank " + std::to_string(v) + " named before 'ranks N': declare the world size first");
+    if (v < 0 || v >= sc_.ranks)
+      fail_msg(t, "rank " + std::to_string(v) + " is outside the world: expected 0.." +
+                      std::to_string(sc_.ranks - 1));
+  }
+
+  uint64_t size_value(const std::string& what) {
+    if (at(TokKind::Integer) || at(TokKind::Size)) return advance().value;
+    fail_at(peek(), what);
+  }
+
+  std::string text_from(size_t first_tok) const {
+    size_t last = pos_ == 0 ? 0 : pos_ - 1;
+    while (last > first_tok && (toks_[last].kind == TokKind::Newline || toks_[last].kind == TokKind::Semicolon))
+      --last;
+    size_t begin = toks_[first_tok].offset;
+    size_t end = toks_[last].offset + toks_[last].length;
+    if (end < begin) end = begin;
+    return file_->text.substr(begin, end - begin);
+  }
+
+  // ---- top level
+  void top_level() {
+    const Token& t = peek();
+    if (!at(TokKind::Name))
+      fail_at(t, "a top-level form ('ranks', 'name', 'expect', 'set', 'comm' or 'rank')");
+    const std::string& w = t.text;
+    if (w == "ranks") return ranks_decl();
+    if (w == "name") return name_decl();
+    if (w == "expect") return expect_decl();
+    if (w == "set") return set_decl();
+    if (w == "comm") return comm_decl();
+    if (w == "rank") return rank_body();
+    fail_at(t, "a top-level form ('ranks', 'name', 'expect', 'set', 'comm' or 'rank')");
+  }
+
+  void ranks_decl() {
+    const Token& kw = advance();
+    if (sc_.ranks != 0) fail_msg(kw, "'ranks' declared twice");
+    const Token& n = peek();
+    int64_t v = integer("the number of ranks");
+    if (v < 1 || v > kMaxRanks)
+      fail_msg(n, "world size " + std::to_string(v) + " out of range: expected 1.." + std::to_string(kMaxRanks));
+    sc_.ranks = static_cast<int>(v);
+    sc_.ranks_loc = loc_of(kw);
+    end_of_statement();
+  }
+
+  void name_decl() {
+    advance();
+    sc_.name = expect(TokKind::String, "a quoted title").text;
+    end_of_statement();
+  }
+
+  void expect_decl() {
+    const Token& kw = advance();
+    const Token& v = peek();
+    std::string word = expect_name("a verdict");
+    auto verdict = verdict_from_name(word);
+    if (!verdict || *verdict == Verdict::Inconclusive)
+      fail_msg(v, "unknown verdict '" + word +
+                      "': expected safe, deadlock, mismatch, divergent_kernel, use_after_deregister, "
+                      "use_after_free or usage_error");
+    if (sc_.expect) fail_msg(kw, "'expect' given twice");
+    sc_.expect = verdict;
+    sc_.expect_loc = loc_of(kw);
+    end_of_statement();
+  }
+
+  void set_decl() {
+    advance();
+    const Token& key_tok = peek();
+    std::string key = expect_name("a knob name");
+    expect(TokKind::Equals, "'='");
+    const Token& val_tok = peek();
+    std::string val = expect_name("a knob value");
+    auto bad = [&](const char* allowed) {
+      fail_msg(val_tok, "unknown value '" + val + "' for " + key + ": expected " + allowed);
+    };
+    if (key == "profile") {
+      if (val == "nccl") sc_.knobs.profile = Profile::Nccl;
+      else if (val == "mpi") sc_.knobs.profile = Profile::Mpi;
+      else bad("nccl or mpi");
+    } else if (key == "comm_mode") {
+      if (val == "blocking") sc_.knobs.comm_mode = CommMode::Blocking;
+      else if (val == "nonblocking") sc_.knobs.comm_mode = CommMode::Nonblocking;
+      else bad("blocking or nonblocking");
+    } else if (key == "runtime_connect") {
+      if (val == "on") sc_.knobs.runtime_connect = true;
+      else if (val == "off") sc_.knobs.runtime_connect = false;
+      else bad("on or off");
+    } else if (key == "stream_progress") {
+      if (val == "independent") sc_.knobs.stream_progress = StreamProgress::Independent;
+      else if (val == "serialized") sc_.knobs.stream_progress = StreamProgress::Serialized;
+      else bad("independent or serialized");
+    } else {
+      fail_msg(key_tok, "unknown knob '" + key +
+                            "': expected profile, comm_mode, runtime_connect or stream_progress");
+    }
+    end_of_statement();
+  }
+
+  RankSet rank_set(const std::string& what) {
+    RankSet set;
+    set.loc = loc_of(peek());
+    if (at_name("all")) {
+      advance();
+      set.all = true;
+      return set;
+    }
+    expect(TokKind::LBracket, what);
+    skip_newlines();
+    if (at(TokKind::RBracket)) {
+      advance();
+      return set;
+    }
+    while (true) {
+      skip_newlines();
+      int lo = rank_number("a rank");
+      int hi = lo;
+      if (at(TokKind::DotDot)) {
+        advance();
+        const Token& hi_tok = peek();
+        hi = rank_number("the last rank of a range");
+        if (hi < lo) fail_msg(hi_tok, "empty range " + std::to_string(lo) + ".." + std::to_string(hi));
+      }
+      set.ranges.emplace_back(lo, hi);
+      skip_newlines();
+      if (at(TokKind::Comma)) {
+        advance();
+        continue;
+      }
+      expect(TokKind::RBracket, "',' or ']'");
+      return set;
+    }
+  }
+
+  void comm_decl() {
+    advance();
+    const Token& name_tok = peek();
+    CommDecl decl;
+    decl.name = expect_name("a communicator name");
+    decl.loc = loc_of(name_tok);
+    for (const auto& c : sc_.comms)
+      if (c.name == decl.name)
+        fail_msg(name_tok, "communicator '" + decl.name + "' declared twice (first at " + c.loc.str() + ")");
+    expect(TokKind::Equals, "'='");
+    if (sc_.ranks == 0) fail_msg(name_tok, "'comm' before 'ranks N': declare the world size first");
+    std::set<int> seen;
+    auto add_instance = [&](const RankSet& set) {
+      std::vector<int> members = set.expand(sc_.ranks);
+      for (int r : members)
+        if (!seen.insert(r).second)
+          throw InputError(set.loc, "rank " + std::to_string(r) + " appears in two instances of family '" +
+                                        decl.name + "': instances must be disjoint");
+      if (members.empty()) throw InputError(set.loc, "a communicator needs at least one rank");
+      decl.instances.push_back(std::move(members));
+    };
+    if (at(TokKind::LBrace)) {
+      advance();
+      decl.family = true;
+      skip_newlines();
+      while (true) {
+        skip_newlines();
+        add_instance(rank_set("'[' starting an instance of the family"));
+        skip_newlines();
+        if (at(TokKind::Comma)) {
+          advance();
+          continue;
+        }
+        expect(TokKind::RBrace, "',' or '}'");
+        break;
+      }
+    } else {
+      if (!at(TokKind::LBracket) && !at_name("all")) fail_at(peek(), "a rank set ('[...]' or 'all') or a family ('{[...], ...}')");
+      add_instance(rank_set("a rank set"));
+    }
+    while (at(TokKind::Name)) {
+      const Token& m = advance();
+      if (m.text == "nonblocking" || m.text == "blocking") {
+        if (decl.mode) fail_msg(m, "communicator mode given twice");
+        decl.mode = m.text == "nonblocking" ? CommMode::Nonblocking : CommMode::Blocking;
+      } else if (m.text == "uninit") {
+        decl.uninit = true;
+      } else {
+        fail_at(m, "'blocking', 'nonblocking', 'uninit' or end of statement");
+      }
+    }
+    end_of_statement();
+    sc_.comms.push_back(std::move(decl));
+  }
+
+  void rank_body() {
+    const Token& kw = advance();
+    RankBody body;
+    body.loc = loc_of(kw);
+    if (sc_.ranks == 0) fail_msg(kw, "'rank' before 'ranks N': declare the world size first");
+    if (at(TokKind::Star)) {
+      advance();
+      body.star = true;
+      for (const auto& b : sc_.bodies)
+        if (b.star) fail_msg(kw, "a second 'rank *' body (first at " + b.loc.str() + ")");
+    } else if (at(TokKind::LBracket)) {
+      body.ranks = rank_set("a rank list").expand(sc_.ranks);
+    } else {
+      while (true) {
+        int lo = rank_number("a rank, a range 'a..b' or '*'");
+        int hi = lo;
+        if (at(TokKind::DotDot)) {
+          advance();
+          const Token& hi_tok = peek();
+          hi = rank_number("the last rank of a range");
+          if (hi < lo) fail_msg(hi_tok, "empty range " + std::to_string(lo) + ".." + std::to_string(hi));
+        }
+        for (int r = lo; r <= hi; ++r) body.ranks.push_back(r);
+        if (!at(TokKind::Comma)) break;
+        advance();
+      }
+    }
+    for (int r : body.ranks)
+      for (const auto& b : sc_.bodies)
+        if (!b.star && std::find(b.ranks.begin(), b.ranks.end(), r) != b.ranks.end())
+          fail_msg(kw, "rank " + std::to_string(r) + " already has a body (at " + b.loc.str() +
+                           "): a rank may be named by one 'rank' header only");
+    std::sort(body.ranks.begin(), body.ranks.end());
+    if (std::adjacent_find(body.ranks.begin(), body.ranks.end()) != body.ranks.end())
+      fail_msg(kw, "a rank is named twice in this 'rank' header");
+    body.body = block(0);
+    end_of_statement();
+    sc_.bodies.push_back(std::move(body));
+  }
+
+  // ---- statements
+  std::vector<Stmt> block(int depth) {
+    if (depth > kMaxNesting) fail_msg(peek(), "blocks nested too deeply (more than 200 levels)");
+    skip_newlines();
+    expect(TokKind::LBrace, "'{'");
+    std::vector<Stmt> out;
+    while (true) {
+      skip_separators();
+      if (at(TokKind::RBrace)) {
+        advance();
+        return out;
+      }
+      if (at(TokKind::End)) fail_at(peek(), "'}' closing the block");
+      out.push_back(statement(depth + 1));
+    }
+  }
+
+  Stmt compound(StmtKind kind, const Token& kw, int depth) {
+    Stmt s;
+    s.kind = kind;
+    s.loc = loc_of(kw);
+    s.body = block(depth);
+    end_of_statement();
+    return s;
+  }
+
+  Stmt statement(int depth) {
+    const Token& kw = peek();
+    if (at(TokKind::LBrace)) {
+      Stmt s;
+      s.kind = StmtKind::Block;
+      s.loc = loc_of(kw);
+      s.body = block(depth);
+      end_of_statement();
+      return s;
+    }
+    if (!at(TokKind::Name)) fail_at(kw, "a statement");
+    const std::string word = kw.text;
+    if (word == "group") {
+      advance();
+      Stmt s = compound(StmtKind::Group, kw, depth);
+      s.text = "group";
+      return s;
+    }
+    if (word == "any_order") {
+      advance();
+      return compound(StmtKind::AnyOrder, kw, depth);
+    }
+    if (word == "maybe") {
+      advance();
+      return compound(StmtKind::Maybe, kw, depth);
+    }
+    if (word == "either") {
+      advance();
+      Stmt s;
+      s.kind = StmtKind::Either;
+      s.loc = loc_of(kw);
+      s.alternatives.push_back(block(depth));
+      while (true) {
+        size_t save = pos_;
+        skip_newlines();
+        if (at_name("or")) {
+          advance();
+          s.alternatives.push_back(block(depth));
+        } else {
+          pos_ = save;
+          break;
+        }
+      }
+      if (s.alternatives.size() < 2) fail_at(peek(), "'or' and a second alternative after 'either { ... }'");
+      end_of_statement();
+      return s;
+    }
+    if (word == "repeat") {
+      advance();
+      const Token& n = peek();
+      int64_t count = integer("a repeat count");
+      if (count > 1000000) fail_msg(n, "repeat count too large (at most 1000000)");
+      Stmt s = compound(StmtKind::Repeat, kw, depth);
+      s.repeat_count = count;
+      return s;
+    }
+    if (word == "thread") {
+      advance();
+      std::string name = expect_name("a thread name");
+      Stmt s = compound(StmtKind::Thread, kw, depth);
+      s.thread_name = name;
+      return s;
+    }
+    if (word == "when") {
+      advance();
+      expect_word("rank");
+      expect_word("in");
+      RankSet set = rank_set("a rank set ('[...]' or 'all')");
+      Stmt s = compound(StmtKind::When, kw, depth);
+      s.when_ranks = set;
+      return s;
+    }
+    return operation();
+  }
+
+  Stmt operation() {
+    const size_t first = pos_;
+    const Token& kw = advance();
+    Stmt s;
+    s.kind = StmtKind::Op;
+    s.loc = loc_of(kw);
+    auto comm_name = [&]() {
+      s.comm_loc = loc_of(peek());
+      s.comm = expect_name("a communicator name");
+    };
+    auto buffer_name = [&](std::string& into) { into = expect_name("a buffer name"); };
+
+    if (kw.text == "sync") {
+      const Token& t = peek();
+      std::string target = expect_name("a stream name or 'device'");
+      if (target == "device") {
+        s.op = OpKind::SyncDevice;
+      } else {
+        s.op = OpKind::SyncStream;
+        s.args.stream = target;
+      }
+      (void)t;
+    } else {
+      auto kind = op_from_keyword(kw.text);
+      if (!kind)
+        fail_at(kw,
+                "a statement (alloc, cuda_malloc, free, cuda_free, register, deregister, register_local, "
+                "deregister_local, init, split, finalize, destroy, abort, all_reduce, all_gather, "
+                "reduce_scatter, broadcast, reduce, all_to_all, send, recv, barrier, sync, group, "
+                "any_order, either, maybe, repeat, thread, when)");
+      s.op = *kind;
+      switch (s.op) {
+        case OpKind::Alloc:
+        case OpKind::CudaMalloc:
+          buffer_name(s.buffer);
+          if (at(TokKind::Integer) || at(TokKind::Size)) s.size = advance().value;
+          break;
+        case OpKind::Free:
+        case OpKind::CudaFree:
+          buffer_name(s.buffer);
+          break;
+        case OpKind::Register:
+          comm_name();
+          buffer_name(s.buffer);
+          if (at_name("symmetric")) {
+            advance();
+            s.flag = RegFlag::Symmetric;
+          } else if (at_name("default")) {
+            advance();
+            s.flag = RegFlag::Default;
+          }
+          break;
+        case OpKind::Deregister:
+        case OpKind::RegisterLocal:
+        case OpKind::DeregisterLocal:
+          comm_name();
+          buffer_name(s.buffer);
+          break;
+        case OpKind::Init:
+        case OpKind::Finalize:
+        case OpKind::Destroy:
+        case OpKind::Abort:
+          comm_name();
+          break;
+        case OpKind::Split:
+          comm_name();
+          expect(TokKind::Arrow, "'->'");
+          s.child_loc = loc_of(peek());
+          s.child = expect_name("the child communicator or 'none'");
+          if (s.child == "none") s.child.clear();
+          break;
+        case OpKind::Barrier:
+          comm_name();
+          call_args(s, false);
+          break;
+        case OpKind::Send:
+        case OpKind::Recv: {
+          comm_name();
+          const Token& p = peek();
+          int64_t peer = integer("the peer's world rank");
+          check_rank(p, peer);
+          s.peer = static_cast<int>(peer);
+          s.peer_loc = loc_of(p);
+          buffer_name(s.buffer);
+          call_args(s, false);
+          break;
+        }
+        default:  // collectives
+          comm_name();
+          buffer_name(s.buffer);
+          if (at(TokKind::Arrow)) {
+            advance();
+            buffer_name(s.buffer2);
+          }
+          call_args(s, true);
+          break;
+      }
+    }
+    s.text = text_from(first);
+    end_of_statement();
+    return s;
+  }
+
+  void call_args(Stmt& s, bool collective) {
+    std::set<std::string> given;
+    while (at(TokKind::Name)) {
+      const Token& key = advance();
+      if (!given.insert(key.text).second) fail_msg(key, "argument '" + key.text + "' given twice");
+      if (key.text == "on") {
+        s.args.stream = expect_name("a stream name");
+        continue;
+      }
+      expect(TokKind::Equals, "'=' after '" + key.text + "'");
+      if (key.text == "count") {
+        s.args.count = integer("an element count");
+      } else if (key.text == "root") {
+        const Token& r = peek();
+        int64_t root = integer("the root's world rank");
+        check_rank(r, root);
+        s.args.root = static_cast<int>(root);
+        s.args.root_loc = loc_of(r);
+      } else if (key.text == "dtype") {
+        s.args.dtype = expect_name("a datatype name");
+      } else if (key.text == "op") {
+        s.args.redop = expect_name("a reduction name");
+      } else {
+        fail_msg(key, "unknown argument '" + key.text + "': expected count=N, root=R, dtype=NAME, op=NAME or on STREAM");
+      }
+    }
+    (void)collective;
+  }
+
+  std::shared_ptr<const SourceFile> file_;
+  std::vector<Token> toks_;
+  size_t pos_ = 0;
+  Scenario sc_;
+};
+
+}  // namespace
+
+Scenario parse_scenario(const std::shared_ptr<const SourceFile>& file) { return Parser(file).run(); }
+
+Scenario parse_file(const std::string& path) { return parse_scenario(read_source_file(path)); }
+
+Scenario parse_string(const std::string& text, const std::string& file_name) {
+  return parse_scenario(std::make_shared<SourceFile>(file_name, text));
+}
+
+}  // namespace collmc::model

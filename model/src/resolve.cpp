@@ -1,0 +1,316 @@
+#include <algorithm>
+#include <map>
+
+#include "collmc/model/parser.h"
+#include "collmc/model/world.h"
+
+namespace collmc::model {
+
+bool CommInstance::has_member(int rank) const { return member_index(rank) >= 0; }
+
+int CommInstance::member_index(int rank) const {
+  auto it = std::lower_bound(members.begin(), members.end(), rank);
+  if (it == members.end() || *it != rank) return -1;
+  return static_cast<int>(it - members.begin());
+}
+
+namespace {
+
+struct DtypeInfo {
+  const char* name;
+  uint64_t size;
+};
+constexpr DtypeInfo kDtypes[] = {
+    {"float32", 4}, {"float", 4},  {"f32", 4},   {"float16", 2}, {"half", 2},   {"f16", 2},
+    {"bfloat16", 2}, {"bf16", 2},  {"float64", 8}, {"double", 8}, {"f64", 8},  {"int8", 1},
+    {"char", 1},    {"uint8", 1},  {"int32", 4},  {"int", 4},     {"uint32", 4}, {"int64", 8},
+    {"uint64", 8},  {"float8e4m3", 1}, {"float8e5m2", 1},
+};
+constexpr const char* kRedops[] = {"sum", "prod", "max", "min", "avg"};
+
+std::string canonical_dtype(const std::string& d) {
+  if (d == "float" || d == "f32") return "float32";
+  if (d == "half" || d == "f16") return "float16";
+  if (d == "bf16") return "bfloat16";
+  if (d == "double" || d == "f64") return "float64";
+  if (d == "char") return "int8";
+  if (d == "int") return "int32";
+  return d;
+}
+
+class Resolver {
+ public:
+  explicit Resolver(const Scenario& sc) : sc_(sc) {}
+
+  World run() {
+    w_.source = sc_.source;
+    w_.name = sc_.name;
+    w_.ranks = sc_.ranks;
+    w_.knobs = sc_.knobs;
+    w_.expect = sc_.expect;
+    w_.streams.push_back("main");
+    w_.dtypes.push_back("float32");
+    w_.redops.push_back("sum");
+    for (const auto& decl : sc_.comms) {
+      for (size_t i = 0; i < decl.instances.size(); ++i) {
+        CommInstance c;
+        c.id = static_cast<int>(w_.comms.size());
+        c.decl_name = decl.name;
+        c.instance = static_cast<int>(i);
+        c.members = decl.instances[i];
+        c.mode = decl.mode.value_or(sc_.knobs.comm_mode);
+        c.uninit = decl.uninit;
+        c.loc = decl.loc;
+        if (decl.family) {
+          std::string n = decl.name + "{";
+          for (size_t m = 0; m < c.members.size(); ++m) n += (m ? "," : "") + std::to_string(c.members[m]);
+          c.name = n + "}";
+        } else {
+          c.name = decl.name;
+        }
+        decl_index_[decl.name].push_back(c.id);
+        w_.comms.push_back(std::move(c));
+      }
+    }
+    const RankBody* star = nullptr;
+    std::map<int, const RankBody*> own;
+    for (const auto& b : sc_.bodies) {
+      if (b.star) star = &b;
+      for (int r : b.ranks) own[r] = &b;
+    }
+    for (int r = 0; r < sc_.ranks; ++r) {
+      const RankBody* body = own.count(r) ? own[r] : star;
+      RankProgram prog;
+      prog.rank = r;
+      prog.threads.push_back(ThreadProgram{"main", {}});
+      rank_ = r;
+      prog_ = &prog;
+      if (body) prog.threads[0].body = top_body(body->body, 0);
+      w_.programs.push_back(std::move(prog));
+    }
+    if (sc_.knobs.profile == Profile::Mpi) {
+      bool rooted = std::any_of(w_.calls.begin(), w_.calls.end(), [](const Call& c) {
+        return c.kind == OpKind::Broadcast || c.kind == OpKind::Reduce;
+      });
+      if (rooted)
+        w_.notes.push_back(
+            "mpi: broadcast and reduce are assumed to synchronize every member; a real MPI may let "
+            "some ranks leave early (eager protocol for small messages)");
+    }
+    return std::move(w_);
+  }
+
+ private:
+  // The rank body: `thread` allowed here (and in `when` at this level).
+  ProgramNode top_body(const std::vector<Stmt>& stmts, int thread) {
+    ProgramNode seq;
+    seq.kind = ProgramNode::Kind::Seq;
+    for (const auto& s : stmts) {
+      if (s.kind == StmtKind::Thread) {
+        for (const auto& t : prog_->threads)
+          if (t.name == s.thread_name)
+            throw InputError(s.loc, "thread '" + s.thread_name + "' declared twice in the program of rank " +
+                                        std::to_string(rank_));
+        if (s.thread_name == "main")
+          throw InputError(s.loc, "'main' names the rank body itself: choose another thread name");
+        int id = static_cast<int>(prog_->threads.size());
+        prog_->threads.push_back(ThreadProgram{s.thread_name, {}});
+        ProgramNode body = stmt_list(s.body, id, false);
+        prog_->threads[static_cast<size_t>(id)].body = std::move(body);
+        ProgramNode spawn;
+        spawn.kind = ProgramNode::Kind::Spawn;
+        spawn.thread = id;
+        seq.children.push_back(std::move(spawn));
+      } else if (s.kind == StmtKind::When) {
+        if (s.when_ranks.contains(rank_)) {
+          ProgramNode inner = top_body(s.body, thread);
+          for (auto& c : inner.children) seq.children.push_back(std::move(c));
+        }
+      } else {
+        append(seq, s, thread, false);
+      }
+    }
+    return seq;
+  }
+
+  ProgramNode stmt_list(const std::vector<Stmt>& stmts, int thread, bool in_group) {
+    ProgramNode seq;
+    seq.kind = ProgramNode::Kind::Seq;
+    for (const auto& s : stmts) append(seq, s, thread, in_group);
+    return seq;
+  }
+
+  void append(ProgramNode& seq, const Stmt& s, int thread, bool in_group) {
+    switch (s.kind) {
+      case StmtKind::Op: {
+        ProgramNode n;
+        n.kind = ProgramNode::Kind::Call;
+        n.call = call(s, thread, in_group);
+        seq.children.push_back(std::move(n));
+        return;
+      }
+      case StmtKind::Block: {
+        ProgramNode inner = stmt_list(s.body, thread, in_group);
+        for (auto& c : inner.children) seq.children.push_back(std::move(c));
+        return;
+      }
+      case StmtKind::When:
+        if (s.when_ranks.contains(rank_)) append_all(seq, s.body, thread, in_group);
+        return;
+      case StmtKind::Repeat:
+        for (int64_t i = 0; i < s.repeat_count; ++i) append_all(seq, s.body, thread, in_group);
+        return;
+      case StmtKind::Group: {
+        ProgramNode g = stmt_list(s.body, thread, true);
+        g.kind = ProgramNode::Kind::Group;
+        seq.children.push_back(std::move(g));
+        return;
+      }
+      case StmtKind::AnyOrder: {
+        ProgramNode n;
+        n.kind = ProgramNode::Kind::AnyOrder;
+        for (const auto& child : s.body) {
+          ProgramNode one;
+          one.kind = ProgramNode::Kind::Seq;
+          append(one, child, thread, in_group);
+          n.children.push_back(std::move(one));
+        }
+        if (n.children.size() > 16)
+          throw InputError(s.loc, "any_order with more than 16 children: the checker enumerates subsets");
+        seq.children.push_back(std::move(n));
+        return;
+      }
+      case StmtKind::Either: {
+        ProgramNode n;
+        n.kind = ProgramNode::Kind::Either;
+        for (const auto& alt : s.alternatives) n.children.push_back(stmt_list(alt, thread, in_group));
+        seq.children.push_back(std::move(n));
+        return;
+      }
+      case StmtKind::Maybe: {
+        ProgramNode n;
+        n.kind = ProgramNode::Kind::Either;
+        n.children.push_back(stmt_list(s.body, thread, in_group));
+        ProgramNode empty;
+        empty.kind = ProgramNode::Kind::Seq;
+        n.children.push_back(std::move(empty));
+        seq.children.push_back(std::move(n));
+        return;
+      }
+      case StmtKind::Thread:
+        throw InputError(s.loc, "'thread' must stand directly inside a rank body (or a 'when' there)");
+    }
+  }
+
+  void append_all(ProgramNode& seq, const std::vector<Stmt>& body, int thread, bool in_group) {
+    for (const auto& s : body) append(seq, s, thread, in_group);
+  }
+
+  int comm_for_rank(const std::string& name, const SourceLoc& loc, Call& c, bool must_be_member) {
+    auto it = decl_index_.find(name);
+    if (it == decl_index_.end()) {
+      std::string known;
+      for (const auto& d : sc_.comms) known += (known.empty() ? "" : ", ") + d.name;
+      throw InputError(loc, "unknown communicator '" + name + "': expected one of the declared comms (" +
+                                (known.empty() ? std::string("none declared") : known) + ")");
+    }
+    for (int id : it->second)
+      if (w_.comms[static_cast<size_t>(id)].has_member(rank_)) return id;
+    if (must_be_member)
+      usage(c, loc,
+            "rank " + std::to_string(rank_) + " is not a member of " +
+                (it->second.size() > 1 ? "any instance of family '" + name + "'" : "'" + name + "'"));
+    return it->second.front();
+  }
+
+  void usage(Call& c, const SourceLoc& loc, const std::string& msg) {
+    if (c.usage_error.empty()) c.usage_error = msg;
+    w_.usage_problems.push_back(Diagnostic{loc, msg});
+  }
+
+  int intern(std::vector<std::string>& table, const std::string& name) {
+    for (size_t i = 0; i < table.size(); ++i)
+      if (table[i] == name) return static_cast<int>(i);
+    table.push_back(name);
+    return static_cast<int>(table.size() - 1);
+  }
+
+  int call(const Stmt& s, int thread, bool in_group) {
+    Call c;
+    c.id = static_cast<int>(w_.calls.size());
+    c.rank = rank_;
+    c.thread = thread;
+    c.kind = s.op;
+    c.loc = s.loc;
+    c.text = s.text;
+    c.flag = s.flag;
+    if (in_group) {
+      OpClass cls = op_class(s.op, sc_.knobs.profile);
+      if (cls == OpClass::DeviceSync || cls == OpClass::LocalAfterSync || cls == OpClass::StreamThenSync ||
+          cls == OpClass::HostPair)
+        throw InputError(s.loc, "'" + std::string(op_name(s.op)) +
+                                    "' cannot stand inside 'group': a group holds calls that are issued "
+                                    "together (registrations, collectives, send/recv, split, init)");
+    }
+    if (!s.buffer.empty()) c.buffer = intern(w_.buffers, s.buffer);
+    if (!s.buffer2.empty()) c.buffer2 = intern(w_.buffers, s.buffer2);
+    if (s.size) c.size = *s.size;
+    if (!s.args.stream.empty()) c.stream = intern(w_.streams, s.args.stream);
+    if (!s.args.dtype.empty()) {
+      std::string d = canonical_dtype(s.args.dtype);
+      bool known = std::any_of(std::begin(kDtypes), std::end(kDtypes), [&](const DtypeInfo& i) { return d == i.name; });
+      if (!known)
+        throw InputError(s.loc, "unknown dtype '" + s.args.dtype +
+                                    "': expected float32, float16, bfloat16, float64, int8, uint8, int32, "
+                                    "uint32, int64, uint64, float8e4m3 or float8e5m2");
+      c.dtype = intern(w_.dtypes, d);
+    }
+    if (!s.args.redop.empty()) {
+      bool known = std::any_of(std::begin(kRedops), std::end(kRedops), [&](const char* r) { return s.args.redop == r; });
+      if (!known) throw InputError(s.loc, "unknown op '" + s.args.redop + "': expected sum, prod, max, min or avg");
+      c.redop = intern(w_.redops, s.args.redop);
+    }
+    if (s.args.count) c.count = *s.args.count;
+    if (s.args.root) c.root = *s.args.root;
+    if (s.peer) c.peer = *s.peer;
+    if (!s.comm.empty()) c.comm = comm_for_rank(s.comm, s.comm_loc, c, true);
+    if (s.op == OpKind::Split && !s.child.empty()) {
+      c.child = comm_for_rank(s.child, s.child_loc, c, true);
+      const CommInstance& child = w_.comms[static_cast<size_t>(c.child)];
+      if (!child.uninit)
+        usage(c, s.child_loc, "split creates '" + child.name + "', which already exists (declare it 'uninit')");
+    }
+    if (c.comm >= 0) {
+      const CommInstance& comm = w_.comms[static_cast<size_t>(c.comm)];
+      if (c.peer >= 0 && !comm.has_member(c.peer))
+        usage(c, s.peer_loc, "peer " + std::to_string(c.peer) + " is not a member of '" + comm.name + "'");
+      if (c.root >= 0 && !comm.has_member(c.root))
+        usage(c, s.args.root_loc, "root " + std::to_string(c.root) + " is not a member of '" + comm.name + "'");
+    }
+    if (s.op == OpKind::Init && c.comm >= 0 && !w_.comms[static_cast<size_t>(c.comm)].uninit)
+      usage(c, s.comm_loc, "init of '" + w_.comm_name(c.comm) + "', which already exists (declare it 'uninit')");
+    w_.calls.push_back(std::move(c));
+    return static_cast<int>(w_.calls.size() - 1);
+  }
+
+  const Scenario& sc_;
+  World w_;
+  std::map<std::string, std::vector<int>> decl_index_;
+  int rank_ = 0;
+  RankProgram* prog_ = nullptr;
+};
+
+}  // namespace
+
+uint64_t World::dtype_size(int dtype) const {
+  const std::string& d = dtypes[static_cast<size_t>(dtype)];
+  for (const auto& i : kDtypes)
+    if (d == i.name) return i.size;
+  return 4;
+}
+
+World resolve(const Scenario& scenario) { return Resolver(scenario).run(); }
+
+World load_world(const std::string& path) { return resolve(parse_file(path)); }
+
+}  // namespace collmc::model
