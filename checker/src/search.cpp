@@ -68,27 +68,32 @@ SearchResult explore(const NextState& system, const SearchOptions& options) {
     return result;
   };
 
+  auto limit_hit = [&]() -> std::string {
+    if (options.max_states && keys.size() >= options.max_states)
+      return "max-states (" + std::to_string(options.max_states) + ")";
+    if ((result.stats.expanded & 255) != 0) return {};
+    if (options.time_limit_s > 0 && std::chrono::duration<double>(Clock::now() - start).count() > options.time_limit_s)
+      return "time-limit (" + std::to_string(options.time_limit_s) + " s)";
+    if (options.max_memory_mib && memory() > (options.max_memory_mib << 20))
+      return "max-memory (" + std::to_string(options.max_memory_mib) + " MiB)";
+    return {};
+  };
+
   add(system.initial(), kNoParent, 0, Step{});
   std::vector<Transition> succ;
+  uint32_t violation_depth = kNoParent;  // breadth-first: depth of the state a violation was found from
   while (!frontier.empty()) {
-    if (options.max_states && keys.size() >= options.max_states) {
-      result.limit = "max-states (" + std::to_string(options.max_states) + ")";
+    if (std::string limit = limit_hit(); !limit.empty()) {
+      // A violation already found stands (perhaps not the shortest); otherwise nothing is proven.
+      if (violation_depth != kNoParent) return finish(result.violation->verdict);
+      result.limit = limit;
       return finish(model::Verdict::Inconclusive);
-    }
-    if ((result.stats.expanded & 255) == 0) {
-      if (options.time_limit_s > 0 &&
-          std::chrono::duration<double>(Clock::now() - start).count() > options.time_limit_s) {
-        result.limit = "time-limit (" + std::to_string(options.time_limit_s) + " s)";
-        return finish(model::Verdict::Inconclusive);
-      }
-      if (options.max_memory_mib && memory() > (options.max_memory_mib << 20)) {
-        result.limit = "max-memory (" + std::to_string(options.max_memory_mib) + " MiB)";
-        return finish(model::Verdict::Inconclusive);
-      }
     }
     uint32_t id;
     if (options.shortest) {
       id = frontier.front();
+      if (violation_depth != kNoParent && parents[id].depth > violation_depth)
+        return finish(result.violation->verdict);
       frontier.pop_front();
     } else {
       id = frontier.back();
@@ -101,6 +106,7 @@ SearchResult explore(const NextState& system, const SearchOptions& options) {
     result.stats.transitions += succ.size();
     if (succ.empty()) {
       if (!system.is_final(s)) {
+        result.violation.reset();
         result.schedule = schedule_to(id);
         result.end_state = std::move(s);
         return finish(model::Verdict::Deadlock);
@@ -112,9 +118,13 @@ SearchResult explore(const NextState& system, const SearchOptions& options) {
       result.schedule = schedule_to(id);
       result.schedule.push_back(tr.step);
       result.violation = std::move(tr.violation);
-      result.end_state = std::move(s);  // the state the violating step starts from
-      return finish(result.violation->verdict);
+      result.end_state = s;  // the state the violating step starts from
+      if (!options.shortest) return finish(result.violation->verdict);
+      // Breadth-first: a deadlock among the states still queued at this depth is shorter.
+      violation_depth = parents[id].depth;
+      break;
     }
+    if (violation_depth != kNoParent) continue;
     const uint32_t depth = parents[id].depth + 1;
     if (options.shortest) {
       for (const auto& tr : succ) add(tr.next, id, depth, tr.step);
@@ -123,6 +133,7 @@ SearchResult explore(const NextState& system, const SearchOptions& options) {
       for (auto it = succ.rbegin(); it != succ.rend(); ++it) add(it->next, id, depth, it->step);
     }
   }
+  if (violation_depth != kNoParent) return finish(result.violation->verdict);
   return finish(model::Verdict::Safe);
 }
 

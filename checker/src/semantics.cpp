@@ -251,11 +251,16 @@ class Issuer {
     return b >= 0 && find_window(comm, b, static_cast<int>(model::RegFlag::Symmetric)) != rs_.windows.end();
   }
 
-  uint64_t effective_count(const Call& c) const {
+  uint64_t effective_count(const Call& c) const { return effective_count_of(c, rs_); }
+
+  // `count=`, or the buffer's size in elements of the dtype (the buffer as `rank` has it now).
+  uint64_t effective_count_of(const Call& c, const RankState& rank) const {
     if (c.count >= 0) return static_cast<uint64_t>(c.count);
     if (c.kind == OpKind::Barrier) return 1;
     if (c.buffer < 0) return 0;
-    return alloc_size(c.buffer) / w_.dtype_size(c.dtype);
+    uint32_t a = rank.buffers[static_cast<size_t>(c.buffer)].alloc_call;
+    uint64_t size = a == 0 ? model::kDefaultBufferSize : w_.calls[a - 1].size;
+    return size / w_.dtype_size(c.dtype);
   }
 
   // The first difference between two calls filling the same slot, or "".
@@ -406,9 +411,45 @@ class Issuer {
     return *it;
   }
 
+  // The peer's matching call of pair `idx` (its send to us if we receive, and the reverse), if issued.
+  int peer_call(const Call& c, uint32_t idx) const {
+    const auto& peer = st_.ranks[static_cast<size_t>(c.peer)];
+    const PartKind want = c.kind == OpKind::Send ? PartKind::Recv : PartKind::Send;
+    for (const auto& st : peer.streams)
+      for (const auto& e : st)
+        for (const auto& p : e.parts)
+          if (p.kind == want && p.comm == c.comm && p.peer == r_ && p.slot == idx) return static_cast<int>(p.call);
+    const uint8_t dir = c.kind == OpKind::Send ? 1 : 0;
+    for (const auto& th : peer.threads)
+      for (const auto& wt : th.waits)
+        if (wt.kind == WaitKind::P2pHost && wt.dir == dir && wt.comm == c.comm && wt.a == static_cast<uint32_t>(r_) &&
+            wt.b == idx)
+          return static_cast<int>(wt.call);
+    return -1;
+  }
+
+  // Send and recv of one pair must agree on count and dtype.
+  bool check_pair(const Call& c, uint32_t idx) {
+    int other = peer_call(c, idx);
+    if (other < 0) return true;
+    const Call& oc = w_.calls[static_cast<size_t>(other)];
+    const uint64_t mine = effective_count(c);
+    const uint64_t theirs = effective_count_of(oc, st_.ranks[static_cast<size_t>(c.peer)]);
+    std::string diff;
+    if (mine != theirs) diff = "count " + std::to_string(theirs) + " and " + std::to_string(mine);
+    else if (c.dtype != oc.dtype)
+      diff = "dtype " + w_.dtypes[static_cast<size_t>(oc.dtype)] + " and " + w_.dtypes[static_cast<size_t>(c.dtype)];
+    if (diff.empty()) return true;
+    return fail(Verdict::Mismatch, c,
+                "send/recv pair " + std::to_string(idx) + " between ranks " + std::to_string(c.peer) + " and " +
+                    std::to_string(r_) + " on " + w_.comm_name(c.comm) + " differs: " + diff + " (" +
+                    sem_.call_ref(oc.id) + ", " + sem_.call_ref(c.id) + ")");
+  }
+
   bool device_pair(const Call& c) {
     auto& pp = p2p(c.comm, c.peer);
     const uint32_t idx = c.kind == OpKind::Send ? pp.sends++ : pp.recvs++;
+    if (!check_pair(c, idx)) return false;
     const bool needs_connect = w_.knobs.runtime_connect && !pp.connect_reached;
     pp.connect_reached = 1;
     if (needs_connect)
@@ -428,6 +469,7 @@ class Issuer {
     auto& pp = p2p(c.comm, c.peer);
     const bool send = c.kind == OpKind::Send;
     const uint32_t idx = send ? pp.sends++ : pp.recvs++;
+    if (!check_pair(c, idx)) return false;
     waits_.push_back(Wait{WaitKind::P2pHost, static_cast<uint8_t>(send ? 0 : 1), static_cast<uint16_t>(c.comm),
                           static_cast<uint32_t>(c.peer), idx, static_cast<uint32_t>(c.id)});
     return true;
@@ -547,7 +589,8 @@ bool Semantics::waits_hold(const State& s, int rank, const ThreadState& thread) 
 
 bool Semantics::guard_holds(const State& s, int rank, const Call& c, std::string* why) const {
   const auto& rs = s.ranks[static_cast<size_t>(rank)];
-  if (c.comm >= 0 && local_index(rank, c.comm) >= 0 &&
+  // ncclCommAbort is the way out of an operation in progress: it never waits.
+  if (c.comm >= 0 && c.kind != OpKind::Abort && local_index(rank, c.comm) >= 0 &&
       world_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Nonblocking) {
     const auto& m = rs.members[static_cast<size_t>(local_index(rank, c.comm))];
     if (m.host_issued > 0 && !host_slot_complete(s, c.comm, m.host_issued - 1)) {
@@ -694,18 +737,6 @@ void Semantics::device_successors(const State& s, std::vector<Transition>& out) 
           Transition tr{step, s, std::nullopt};
           complete_part(tr.next, r, PartKind::Send, p.comm, p.slot, p.peer);
           complete_part(tr.next, p.peer, PartKind::Recv, p.comm, p.slot, r);
-          const Call& sc = world_.calls[p.call];
-          for (const StreamEntry* pe : running_entries(s.ranks[p.peer]))
-            for (const auto& q : pe->parts)
-              if (!q.done && q.kind == PartKind::Recv && q.comm == p.comm && q.slot == p.slot && q.peer == r) {
-                const Call& rc = world_.calls[q.call];
-                if (sc.count >= 0 && rc.count >= 0 && sc.count != rc.count)
-                  tr.violation = Violation{Verdict::Mismatch,
-                                           "send/recv pair " + std::to_string(p.slot) + " on " + world_.comm_name(p.comm) +
-                                               " from rank " + std::to_string(r) + " to rank " + std::to_string(p.peer) +
-                                               ": count " + std::to_string(sc.count) + " and " + std::to_string(rc.count),
-                                           r, -1, sc.id};
-              }
           out.push_back(std::move(tr));
         }
       }
@@ -737,7 +768,17 @@ bool Semantics::is_final(const State& s) const {
     }
     if (!streams_empty(rs)) return false;
   }
-  return std::all_of(s.comms.begin(), s.comms.end(), [](const CommState& c) { return c.host_open.empty(); });
+  // A host slot left open is a collective that never completes (a nonblocking call in progress),
+  // unless every member that joined it aborted the comm.
+  for (size_t c = 0; c < s.comms.size(); ++c) {
+    const auto& cs = s.comms[c];
+    if (cs.host_open.empty()) continue;
+    for (int m : world_.comms[c].members) {
+      const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, static_cast<int>(c)))];
+      if (ms.host_issued > cs.host_base && !(ms.flags & kAborted)) return false;
+    }
+  }
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -919,8 +960,9 @@ std::vector<BlockedCall> Semantics::blocked(const State& s) const {
             if (m != r && !running_part(s, m, PartKind::Collective, p.comm, p.slot, -1)) {
               const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, p.comm))];
               missing.push_back("rank " + std::to_string(m) +
-                                (ms.dev_issued > p.slot ? " (its op is queued behind another on its stream)"
-                                                        : " (not issued: " + where_is(s, m) + ")"));
+                                ((ms.flags & kAborted) ? " (aborted the comm)"
+                                 : ms.dev_issued > p.slot ? " (its op is queued behind another on its stream)"
+                                                          : " (not issued: " + where_is(s, m) + ")"));
             }
           b.reason = what + " device slot " + std::to_string(p.slot) + " of " + world_.comm_name(p.comm) + " running";
         } else {

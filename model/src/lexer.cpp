@@ -109,11 +109,8 @@ class Lexer {
       return t;
     }
     if (name_start(c)) {
+      // LANGUAGE.md: [A-Za-z_][A-Za-z0-9_.]*, dots anywhere (ranges `a..b` hold integers, never names).
       while (pos_ < s_.size() && name_char(s_[pos_])) ++pos_;
-      // A name never ends in '.', and '..' inside a name would read as a range: stop before it.
-      size_t dots = s_.find("..", begin);
-      if (dots != std::string::npos && dots < pos_) pos_ = dots;
-      while (pos_ > begin + 1 && s_[pos_ - 1] == '.') --pos_;
       return make(TokKind::Name, begin, pos_);
     }
     if (std::isdigit(static_cast<unsigned char>(c))) return number(begin);

@@ -27,6 +27,10 @@ constexpr DtypeInfo kDtypes[] = {
     {"uint64", 8},  {"float8e4m3", 1}, {"float8e5m2", 1},
 };
 constexpr const char* kRedops[] = {"sum", "prod", "max", "min", "avg"};
+constexpr const char* kThreadPlacement = "'thread' must stand directly inside a rank body (or a 'when' there)";
+// Limits on the unrolled program (every rank together).
+constexpr uint64_t kMaxCalls = 1ull << 20;
+constexpr uint64_t kMaxIterations = 1ull << 24;
 
 std::string canonical_dtype(const std::string& d) {
   if (d == "float" || d == "f32") return "float32";
@@ -72,6 +76,9 @@ class Resolver {
         w_.comms.push_back(std::move(c));
       }
     }
+    // Names and placement are checked on the text, so that a body no rank runs (a `rank *` every
+    // rank overrides, a `when` for ranks without that body, `repeat 0`) cannot hide an error.
+    for (const auto& b : sc_.bodies) check_statements(b.body, true, false);
     const RankBody* star = nullptr;
     std::map<int, const RankBody*> own;
     for (const auto& b : sc_.bodies) {
@@ -101,18 +108,98 @@ class Resolver {
   }
 
  private:
+  // Throws for what is wrong whichever rank runs the statements: a misplaced `thread`, an unknown
+  // communicator, datatype or reduction, a call that cannot stand in a group.
+  void check_statements(const std::vector<Stmt>& stmts, bool top, bool in_group) const {
+    for (const auto& s : stmts) {
+      switch (s.kind) {
+        case StmtKind::Op:
+          check_names(s);
+          if (in_group) check_group_member(s);
+          break;
+        case StmtKind::Thread:
+          if (!top) throw InputError(s.loc, kThreadPlacement);
+          check_statements(s.body, false, false);
+          break;
+        case StmtKind::When:
+          check_statements(s.body, top, in_group);
+          break;
+        case StmtKind::Group:
+          check_statements(s.body, false, true);
+          break;
+        case StmtKind::Either:
+          for (const auto& alt : s.alternatives) check_statements(alt, false, in_group);
+          break;
+        default:
+          check_statements(s.body, false, in_group);
+          break;
+      }
+    }
+  }
+
+  void check_names(const Stmt& s) const {
+    if (!s.comm.empty()) known_comm(s.comm, s.comm_loc);
+    if (s.op == OpKind::Split && !s.child.empty()) known_comm(s.child, s.child_loc);
+    if (!s.args.dtype.empty()) {
+      std::string d = canonical_dtype(s.args.dtype);
+      bool known = std::any_of(std::begin(kDtypes), std::end(kDtypes), [&](const DtypeInfo& i) { return d == i.name; });
+      if (!known)
+        throw InputError(s.loc, "unknown dtype '" + s.args.dtype +
+                                    "': expected float32, float16, bfloat16, float64, int8, uint8, int32, "
+                                    "uint32, int64, uint64, float8e4m3 or float8e5m2");
+    }
+    if (!s.args.redop.empty()) {
+      bool known =
+          std::any_of(std::begin(kRedops), std::end(kRedops), [&](const char* r) { return s.args.redop == r; });
+      if (!known) throw InputError(s.loc, "unknown op '" + s.args.redop + "': expected sum, prod, max, min or avg");
+    }
+  }
+
+  void check_group_member(const Stmt& s) const {
+    OpClass cls = op_class(s.op, sc_.knobs.profile);
+    if (cls == OpClass::DeviceSync || cls == OpClass::LocalAfterSync || cls == OpClass::StreamThenSync ||
+        cls == OpClass::HostPair)
+      throw InputError(s.loc, "'" + std::string(op_name(s.op)) +
+                                  "' cannot stand inside 'group': a group holds calls that are issued "
+                                  "together (registrations, collectives, send/recv, split, init)");
+  }
+
+  const std::vector<int>& known_comm(const std::string& name, const SourceLoc& loc) const {
+    auto it = decl_index_.find(name);
+    if (it == decl_index_.end()) {
+      std::string known;
+      for (const auto& d : sc_.comms) known += (known.empty() ? "" : ", ") + d.name;
+      throw InputError(loc, "unknown communicator '" + name + "': expected one of the declared comms (" +
+                                (known.empty() ? std::string("none declared") : known) + ")");
+    }
+    return it->second;
+  }
+
+  // Bounds the unrolled program: nested `repeat`s (each within the parser's limit) or a large world
+  // could otherwise multiply into more calls than fit in memory, or loop for hours.
+  void spend_call(const SourceLoc& loc) {
+    if (++calls_made_ > kMaxCalls)
+      throw InputError(loc, "scenario too large: more than " + std::to_string(kMaxCalls) +
+                                " calls over all ranks after unrolling 'repeat': expected a smaller scenario");
+  }
+  void spend_iteration(const SourceLoc& loc) {
+    if (++iterations_ > kMaxIterations)
+      throw InputError(loc, "scenario too large: more than " + std::to_string(kMaxIterations) +
+                                " 'repeat' iterations over all ranks: expected a smaller scenario");
+  }
+
   // The rank body: `thread` allowed here (and in `when` at this level).
   ProgramNode top_body(const std::vector<Stmt>& stmts, int thread) {
     ProgramNode seq;
     seq.kind = ProgramNode::Kind::Seq;
     for (const auto& s : stmts) {
       if (s.kind == StmtKind::Thread) {
-        for (const auto& t : prog_->threads)
-          if (t.name == s.thread_name)
-            throw InputError(s.loc, "thread '" + s.thread_name + "' declared twice in the program of rank " +
-                                        std::to_string(rank_));
         if (s.thread_name == "main")
           throw InputError(s.loc, "'main' names the rank body itself: choose another thread name");
+        for (const auto& t : prog_->threads)
+          if (t.name == s.thread_name)
+            throw InputError(
+                s.loc, "thread '" + s.thread_name + "' declared twice in the program of rank " + std::to_string(rank_));
         int id = static_cast<int>(prog_->threads.size());
         prog_->threads.push_back(ThreadProgram{s.thread_name, {}});
         ProgramNode body = stmt_list(s.body, id, false);
@@ -158,7 +245,10 @@ class Resolver {
         if (s.when_ranks.contains(rank_)) append_all(seq, s.body, thread, in_group);
         return;
       case StmtKind::Repeat:
-        for (int64_t i = 0; i < s.repeat_count; ++i) append_all(seq, s.body, thread, in_group);
+        for (int64_t i = 0; i < s.repeat_count; ++i) {
+          spend_iteration(s.loc);
+          append_all(seq, s.body, thread, in_group);
+        }
         return;
       case StmtKind::Group: {
         ProgramNode g = stmt_list(s.body, thread, true);
@@ -198,7 +288,7 @@ class Resolver {
         return;
       }
       case StmtKind::Thread:
-        throw InputError(s.loc, "'thread' must stand directly inside a rank body (or a 'when' there)");
+        throw InputError(s.loc, kThreadPlacement);
     }
   }
 
@@ -207,20 +297,14 @@ class Resolver {
   }
 
   int comm_for_rank(const std::string& name, const SourceLoc& loc, Call& c, bool must_be_member) {
-    auto it = decl_index_.find(name);
-    if (it == decl_index_.end()) {
-      std::string known;
-      for (const auto& d : sc_.comms) known += (known.empty() ? "" : ", ") + d.name;
-      throw InputError(loc, "unknown communicator '" + name + "': expected one of the declared comms (" +
-                                (known.empty() ? std::string("none declared") : known) + ")");
-    }
-    for (int id : it->second)
+    const std::vector<int>& ids = known_comm(name, loc);
+    for (int id : ids)
       if (w_.comms[static_cast<size_t>(id)].has_member(rank_)) return id;
     if (must_be_member)
       usage(c, loc,
             "rank " + std::to_string(rank_) + " is not a member of " +
-                (it->second.size() > 1 ? "any instance of family '" + name + "'" : "'" + name + "'"));
-    return it->second.front();
+                (ids.size() > 1 ? "any instance of family '" + name + "'" : "'" + name + "'"));
+    return ids.front();
   }
 
   void usage(Call& c, const SourceLoc& loc, const std::string& msg) {
@@ -244,32 +328,15 @@ class Resolver {
     c.loc = s.loc;
     c.text = s.text;
     c.flag = s.flag;
-    if (in_group) {
-      OpClass cls = op_class(s.op, sc_.knobs.profile);
-      if (cls == OpClass::DeviceSync || cls == OpClass::LocalAfterSync || cls == OpClass::StreamThenSync ||
-          cls == OpClass::HostPair)
-        throw InputError(s.loc, "'" + std::string(op_name(s.op)) +
-                                    "' cannot stand inside 'group': a group holds calls that are issued "
-                                    "together (registrations, collectives, send/recv, split, init)");
-    }
+    spend_call(s.loc);
+    check_names(s);
+    if (in_group) check_group_member(s);
     if (!s.buffer.empty()) c.buffer = intern(w_.buffers, s.buffer);
     if (!s.buffer2.empty()) c.buffer2 = intern(w_.buffers, s.buffer2);
     if (s.size) c.size = *s.size;
     if (!s.args.stream.empty()) c.stream = intern(w_.streams, s.args.stream);
-    if (!s.args.dtype.empty()) {
-      std::string d = canonical_dtype(s.args.dtype);
-      bool known = std::any_of(std::begin(kDtypes), std::end(kDtypes), [&](const DtypeInfo& i) { return d == i.name; });
-      if (!known)
-        throw InputError(s.loc, "unknown dtype '" + s.args.dtype +
-                                    "': expected float32, float16, bfloat16, float64, int8, uint8, int32, "
-                                    "uint32, int64, uint64, float8e4m3 or float8e5m2");
-      c.dtype = intern(w_.dtypes, d);
-    }
-    if (!s.args.redop.empty()) {
-      bool known = std::any_of(std::begin(kRedops), std::end(kRedops), [&](const char* r) { return s.args.redop == r; });
-      if (!known) throw InputError(s.loc, "unknown op '" + s.args.redop + "': expected sum, prod, max, min or avg");
-      c.redop = intern(w_.redops, s.args.redop);
-    }
+    if (!s.args.dtype.empty()) c.dtype = intern(w_.dtypes, canonical_dtype(s.args.dtype));
+    if (!s.args.redop.empty()) c.redop = intern(w_.redops, s.args.redop);
     if (s.args.count) c.count = *s.args.count;
     if (s.args.root) c.root = *s.args.root;
     if (s.peer) c.peer = *s.peer;
@@ -296,6 +363,8 @@ class Resolver {
   const Scenario& sc_;
   World w_;
   std::map<std::string, std::vector<int>> decl_index_;
+  uint64_t calls_made_ = 0;
+  uint64_t iterations_ = 0;
   int rank_ = 0;
   RankProgram* prog_ = nullptr;
 };

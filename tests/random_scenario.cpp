@@ -1,0 +1,158 @@
+#include "random_scenario.h"
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+namespace collmc::testing {
+
+namespace {
+
+// One agreed protocol (a global sequence of calls over the comms), projected onto every rank, then
+// perturbed per rank (swaps, skips, choices, threads, hazards). Unperturbed programs are safe, so the
+// cases mix safe and bad outcomes.
+class Generator {
+ public:
+  Generator(std::mt19937& rng, const RandomScenarioOptions& o) : rng_(rng), o_(o) {}
+
+  std::string run() {
+    ranks_ = pick(o_.min_ranks, o_.max_ranks);
+    std::ostringstream out;
+    out << "ranks " << ranks_ << "\n";
+    mpi_ = o_.knobs && chance(0.15);
+    if (mpi_) out << "set profile = mpi\n";
+    if (o_.knobs && chance(0.25)) out << "set runtime_connect = off\n";
+    if (o_.knobs && chance(0.15)) out << "set comm_mode = nonblocking\n";
+    if (o_.knobs && chance(0.15)) out << "set stream_progress = serialized\n";
+    const int ncomms = pick(1, o_.max_comms);
+    for (int c = 0; c < ncomms; ++c) {
+      std::vector<int> members;
+      for (int r = 0; r < ranks_; ++r)
+        if (chance(0.75)) members.push_back(r);
+      if (members.size() < 2) members = {0, 1};
+      comms_.push_back(members);
+      out << "comm C" << c << " = [";
+      for (size_t i = 0; i < members.size(); ++i) out << (i ? ", " : "") << members[i];
+      out << "]\n";
+    }
+    // The agreed protocol.
+    struct Call {
+      int comm;
+      std::string text;
+    };
+    std::vector<Call> protocol;
+    const int n = pick(1, o_.max_statements);
+    for (int i = 0; i < n; ++i) {
+      int c = pick(0, ncomms - 1);
+      std::string name = "C" + std::to_string(c);
+      int k = pick(0, mpi_ ? 3 : 6);
+      std::string text;
+      switch (k) {
+        case 0:
+        case 1:
+          text = "register " + name + " " + (chance(0.5) ? "b0" : "b1");
+          break;
+        case 2:
+          text = "all_reduce " + name + " " + buffer();
+          break;
+        case 3:
+          text = "barrier " + name;
+          break;
+        case 4:
+          text = "all_reduce " + name + " " + buffer() + " on side";
+          break;
+        case 5:
+          text = "broadcast " + name + " " + buffer() + " root=" + std::to_string(comms_[static_cast<size_t>(c)][0]);
+          break;
+        default:
+          text = "all_gather " + name + " b1";
+          break;
+      }
+      protocol.push_back({c, text});
+    }
+    for (int r = 0; r < ranks_; ++r) {
+      std::vector<std::string> body;
+      for (const auto& call : protocol)
+        if (std::count(comms_[static_cast<size_t>(call.comm)].begin(), comms_[static_cast<size_t>(call.comm)].end(), r))
+          body.push_back(call.text);
+      perturb(body);
+      out << "rank " << r << " {\n  alloc b0\n  alloc b1\n";
+      for (const auto& s : body) out << indent(s, 1);
+      if (chance(0.6)) out << "  sync " << (chance(0.8) ? "main" : "device") << "\n";
+      if (o_.hazards && chance(0.2)) out << "  " << hazard() << "\n";
+      out << "}\n";
+    }
+    return out.str();
+  }
+
+ private:
+  int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  std::string buffer() { return chance(0.2) ? "plain" : (chance(0.5) ? "b0" : "b1"); }
+  std::string hazard() {
+    switch (pick(0, 4)) {
+      case 0: return "deregister C0 b0";
+      case 1: return "free b1";
+      case 2: return "cuda_free plain";
+      case 3: return "sync main\n  deregister C0 b0";
+      default: return "register C0 plain";
+    }
+  }
+
+  static std::string indent(const std::string& block, int level) {
+    std::string pad(static_cast<size_t>(level) * 2, ' ');
+    std::string out;
+    std::istringstream in(block);
+    std::string line;
+    while (std::getline(in, line)) out += pad + line + "\n";
+    return out;
+  }
+
+  void perturb(std::vector<std::string>& body) {
+    if (body.empty()) return;
+    if (chance(0.15) && body.size() >= 2) {  // a cross order
+      size_t i = static_cast<size_t>(pick(0, static_cast<int>(body.size()) - 2));
+      std::swap(body[i], body[i + 1]);
+    }
+    if (chance(0.07)) body.erase(body.begin() + pick(0, static_cast<int>(body.size()) - 1));  // a skipped call
+    if (body.empty()) return;
+    if (o_.choices && chance(0.3)) {
+      size_t i = static_cast<size_t>(pick(0, static_cast<int>(body.size()) - 1));
+      size_t j = std::min(body.size(), i + static_cast<size_t>(pick(1, 2)));
+      std::string inner;
+      for (size_t k = i; k < j; ++k) inner += body[k] + "\n";
+      std::string wrapped;
+      switch (pick(0, 3)) {
+        case 0: wrapped = "any_order {\n" + indent(inner, 1) + "}"; break;
+        case 1: wrapped = "maybe {\n" + indent(inner, 1) + "}"; break;
+        case 2: wrapped = "either {\n" + indent(inner, 1) + "} or {\n" + indent(inner, 1) + "  sync main\n}"; break;
+        default:
+          // barrier waits for the device: it cannot stand in a group.
+          wrapped = (mpi_ || inner.find("barrier") != std::string::npos ? "any_order {\n" : "group {\n") +
+                    indent(inner, 1) + "}";
+          break;
+      }
+      body.erase(body.begin() + static_cast<long>(i), body.begin() + static_cast<long>(j));
+      body.insert(body.begin() + static_cast<long>(i), wrapped);
+    }
+    if (o_.threads && chance(0.12) && body.size() >= 2) {  // the last call moves to a thread
+      std::string last = body.back();
+      body.pop_back();
+      body.insert(body.begin(), "thread t {\n" + indent(last, 1) + "}");
+    }
+  }
+
+  std::mt19937& rng_;
+  RandomScenarioOptions o_;
+  int ranks_ = 2;
+  bool mpi_ = false;
+  std::vector<std::vector<int>> comms_;
+};
+
+}  // namespace
+
+std::string random_scenario(std::mt19937& rng, const RandomScenarioOptions& options) {
+  return Generator(rng, options).run();
+}
+
+}  // namespace collmc::testing

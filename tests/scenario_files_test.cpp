@@ -1,0 +1,52 @@
+// Every calibration scenario (both folders) and every example gets its `expect` verdict.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "collmc/checker/suite.h"
+#include "test_support.h"
+
+namespace collmc::testing {
+namespace {
+
+class ScenarioFile : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ScenarioFile, AgreesWithExpect) {
+  const std::string path = GetParam();
+  model::World world = model::load_world(path);
+  ASSERT_TRUE(world.expect.has_value()) << path << " has no expect line";
+  checker::CheckResult r = checker::check(world, {});
+  EXPECT_EQ(model::verdict_name(r.verdict), model::verdict_name(*world.expect)) << checker::text_report(r);
+  // The shortest schedule gives the same verdict.
+  checker::SearchOptions bfs;
+  bfs.shortest = true;
+  EXPECT_EQ(checker::check(world, bfs).verdict, *world.expect) << path;
+}
+
+std::vector<std::string> files_in(const std::string& dir) {
+  return checker::collect_scenarios({dir});
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string stem = std::filesystem::path(info.param).stem().string();
+  std::string parent = std::filesystem::path(info.param).parent_path().filename().string();
+  std::string name = parent + "_" + stem;
+  for (char& c : name)
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Calibration, ScenarioFile, ::testing::ValuesIn(files_in(shared_dir() + "/calibration")),
+                         test_name);
+INSTANTIATE_TEST_SUITE_P(CalibrationMpi, ScenarioFile,
+                         ::testing::ValuesIn(files_in(shared_dir() + "/calibration-mpi")), test_name);
+INSTANTIATE_TEST_SUITE_P(Examples, ScenarioFile, ::testing::ValuesIn(files_in(source_dir() + "/examples")), test_name);
+
+TEST(ScenarioFiles, SetsAreComplete) {
+  EXPECT_EQ(files_in(shared_dir() + "/calibration").size(), 41u);
+  EXPECT_EQ(files_in(shared_dir() + "/calibration-mpi").size(), 10u);
+  EXPECT_GE(files_in(source_dir() + "/examples").size(), 7u);
+}
+
+}  // namespace
+}  // namespace collmc::testing

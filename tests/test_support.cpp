@@ -1,0 +1,46 @@
+#include "test_support.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sys/wait.h>
+
+namespace collmc::testing {
+
+model::World world_from(const std::string& text) { return model::resolve(model::parse_string(text, "test.cmc")); }
+
+checker::CheckResult check_text(const std::string& text, const checker::SearchOptions& options) {
+  static thread_local model::World world;  // CheckResult points into its world
+  world = world_from(text);
+  return checker::check(world, options);
+}
+
+model::Verdict verdict_of(const std::string& text, const checker::SearchOptions& options) {
+  return check_text(text, options).verdict;
+}
+
+std::string verdict_str(const std::string& text) { return std::string(model::verdict_name(verdict_of(text))); }
+
+std::string source_dir() { return COLLMC_SOURCE_DIR; }
+
+std::string shared_dir() {
+  if (const char* env = std::getenv("COLLMC_SHARED_DIR")) return env;
+  return (std::filesystem::path(COLLMC_SOURCE_DIR) / ".." / "shared").lexically_normal().string();
+}
+
+std::string collmc_binary() { return COLLMC_BINARY; }
+
+int run_command(const std::string& command, std::string* output) {
+  std::string cmd = command + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return -1;
+  char buf[4096];
+  std::string out;
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  int status = pclose(pipe);
+  if (output) *output = out;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace collmc::testing

@@ -1,0 +1,25 @@
+// Helpers shared by the tests: scenarios from inline text, verdicts, paths of the bundled files.
+#pragma once
+
+#include <string>
+
+#include "collmc/checker/check.h"
+#include "collmc/model/parser.h"
+#include "collmc/model/world.h"
+
+namespace collmc::testing {
+
+model::World world_from(const std::string& text);
+checker::CheckResult check_text(const std::string& text, const checker::SearchOptions& options = {});
+model::Verdict verdict_of(const std::string& text, const checker::SearchOptions& options = {});
+std::string verdict_str(const std::string& text);  // verdict_name of verdict_of
+
+// ../shared next to the checkout (the calibration sets), and the checkout itself.
+std::string shared_dir();
+std::string source_dir();
+std::string collmc_binary();
+
+// Runs a shell command; returns its exit status and fills `output` with stdout+stderr.
+int run_command(const std::string& command, std::string* output);
+
+}  // namespace collmc::testing
