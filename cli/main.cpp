@@ -18,15 +18,16 @@ constexpr int kExitBadInput = 2;
 constexpr int kExitInconclusive = 3;
 
 void usage(std::ostream& out) {
-  out << "usage: collmc check FILE... [--json OUT] [--shortest] [--max-states N] [--time-limit S]\n"
-         "                          [--max-memory MiB] [--quiet] [--expect]\n"
+  out << "usage: collmc check FILE... [--json OUT] [--shortest] [--no-reduction] [--max-states N]\n"
+         "                          [--time-limit S] [--max-memory MiB] [--quiet] [--expect]\n"
          "       collmc test PATH... [--max-states N] [--time-limit S] [--max-memory MiB]\n"
          "exit: 0 safe, 1 violation, 2 bad input, 3 inconclusive\n";
 }
 
 po::options_description search_options() {
   po::options_description d("search");
-  d.add_options()("shortest", "breadth-first: the shortest schedule to a bad outcome")(
+  d.add_options()("shortest", "breadth-first: a shortest schedule (exact with --no-reduction)")(
+      "no-reduction", "explore every interleaving (no partial-order reduction)")(
       "max-states", po::value<uint64_t>()->default_value(0), "stop after N states (0: no limit)")(
       "time-limit", po::value<double>()->default_value(0), "stop after S seconds (0: no limit)")(
       "max-memory", po::value<uint64_t>()->default_value(0), "stop past MiB of search memory (0: no limit)");
@@ -36,6 +37,7 @@ po::options_description search_options() {
 collmc::checker::SearchOptions to_search(const po::variables_map& vm) {
   collmc::checker::SearchOptions o;
   o.shortest = vm.count("shortest") > 0;
+  o.reduction = vm.count("no-reduction") == 0;
   o.max_states = vm["max-states"].as<uint64_t>();
   o.time_limit_s = vm["time-limit"].as<double>();
   o.max_memory_mib = vm["max-memory"].as<uint64_t>();

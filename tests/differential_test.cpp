@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "brute_force.h"
+#include "collmc/checker/reduction.h"
 #include "collmc/checker/semantics.h"
 #include "random_scenario.h"
 #include "test_support.h"
@@ -33,17 +34,24 @@ void compare_one(const std::string& text, uint64_t budget, Tally& tally) {
   ++tally.compared;
   (reference.safe() ? tally.safe : tally.bad)++;
   checker::SearchResult dfs = checker::explore(semantics, {});
+  checker::PersistentSetReduction reduction(semantics, semantics);
+  checker::SearchResult reduced = checker::explore(reduction, {});
+  EXPECT_LE(reduced.stats.states, dfs.stats.states) << text;
   checker::SearchOptions bfs_options;
   bfs_options.shortest = true;
   checker::SearchResult bfs = checker::explore(semantics, bfs_options);
   if (reference.safe()) {
     EXPECT_EQ(dfs.verdict, model::Verdict::Safe) << text;
+    EXPECT_EQ(reduced.verdict, model::Verdict::Safe) << "the reduction lost a bad outcome\n" << text;
     EXPECT_EQ(bfs.verdict, model::Verdict::Safe) << text;
     return;
   }
   EXPECT_TRUE(reference.shortest.count(dfs.verdict)) << "dfs found " << model::verdict_name(dfs.verdict)
                                                       << ", which brute force never reaches\n" << text;
   EXPECT_TRUE(reference.shortest.count(bfs.verdict)) << text;
+  EXPECT_TRUE(reference.shortest.count(reduced.verdict))
+      << "the reduced search found " << model::verdict_name(reduced.verdict) << ", which brute force never reaches\n"
+      << text;
   uint64_t best = UINT64_MAX;
   for (const auto& [v, depth] : reference.shortest) best = std::min(best, depth);
   EXPECT_EQ(bfs.schedule.size(), best) << "bfs schedule is not the shortest\n" << text;

@@ -1296,15 +1296,17 @@ TEST(ParserRobustness, VeryLongNamesAndLines) {
 }
 
 TEST(ParserRobustness, ManyNamesLexInLinearTime) {
-  // 600k names in 4 MB, none followed by '..': lexing each name must not scan the rest of the file.
+  // 150k names in 11 MB (mostly comments), none followed by '..': lexing a name must not scan the rest
+  // of the file (it once did, which made this input take minutes).
+  const std::string line = "set profile = nccl  # " + std::string(200, 'x') + "\n";
   std::string text = "ranks 1\n";
-  for (int i = 0; i < 200000; ++i) text += "set profile = nccl\n";
+  for (int i = 0; i < 50000; ++i) text += line;
   text += "set profile = mpi\n";
   const auto start = std::chrono::steady_clock::now();
   Scenario sc = parse(text);
   const auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(sc.knobs.profile, Profile::Mpi);
-  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count(), 3000);
+  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count(), 10000);
 }
 
 TEST(ParserRobustness, HugeNumbers) {

@@ -17,10 +17,17 @@ TEST_P(ScenarioFile, AgreesWithExpect) {
   ASSERT_TRUE(world.expect.has_value()) << path << " has no expect line";
   checker::CheckResult r = checker::check(world, {});
   EXPECT_EQ(model::verdict_name(r.verdict), model::verdict_name(*world.expect)) << checker::text_report(r);
-  // The shortest schedule gives the same verdict.
+  // Breadth-first gives the same verdict, and so does the search without reduction (small worlds).
   checker::SearchOptions bfs;
   bfs.shortest = true;
   EXPECT_EQ(checker::check(world, bfs).verdict, *world.expect) << path;
+  if (world.ranks <= 3) {
+    checker::SearchOptions full;
+    full.reduction = false;
+    EXPECT_EQ(checker::check(world, full).verdict, *world.expect) << path;
+    full.shortest = true;
+    EXPECT_EQ(checker::check(world, full).verdict, *world.expect) << path;
+  }
 }
 
 std::vector<std::string> files_in(const std::string& dir) {

@@ -1,10 +1,13 @@
 #include "collmc/checker/check.h"
 
+#include "collmc/checker/reduction.h"
+
 namespace collmc::checker {
 
 CheckResult check(const model::World& world, const SearchOptions& options) {
   Semantics semantics(world);
-  SearchResult found = explore(semantics, options);
+  PersistentSetReduction reduced(semantics, semantics);
+  SearchResult found = explore(options.reduction ? static_cast<const NextState&>(reduced) : semantics, options);
   CheckResult r;
   r.world = &world;
   r.verdict = found.verdict;

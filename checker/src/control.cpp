@@ -36,6 +36,7 @@ class Compiler {
     return static_cast<int32_t>(out_.nodes.size() - 1);
   }
 
+  // Edges always point to nodes created earlier (lower numbers); Semantics relies on this order.
   int32_t edge_node(ControlEdge e) {
     int32_t n = new_node();
     out_.nodes[static_cast<size_t>(n)].edges.push_back(e);

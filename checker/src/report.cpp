@@ -151,7 +151,8 @@ std::string json_report(const CheckResult& r) {
                      {"states_per_second", s.states_per_second()},
                      {"memory_bytes", s.memory_bytes},
                      {"peak_rss_bytes", s.peak_rss_bytes},
-                     {"search", r.options.shortest ? "bfs" : "dfs"}};
+                     {"search", r.options.shortest ? "bfs" : "dfs"},
+                     {"reduction", r.options.reduction ? "persistent-sets" : "none"}};
   json comms = json::array();
   for (const auto& c : w.comms)
     comms.push_back({{"id", c.id},

@@ -3,8 +3,10 @@
 #include "collmc/checker/semantics.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 namespace collmc::checker {
 
@@ -251,16 +253,12 @@ class Issuer {
     return b >= 0 && find_window(comm, b, static_cast<int>(model::RegFlag::Symmetric)) != rs_.windows.end();
   }
 
-  uint64_t effective_count(const Call& c) const { return effective_count_of(c, rs_); }
-
-  // `count=`, or the buffer's size in elements of the dtype (the buffer as `rank` has it now).
-  uint64_t effective_count_of(const Call& c, const RankState& rank) const {
+  // `count=`, or the buffer's size in elements of the dtype.
+  uint64_t effective_count(const Call& c) const {
     if (c.count >= 0) return static_cast<uint64_t>(c.count);
     if (c.kind == OpKind::Barrier) return 1;
     if (c.buffer < 0) return 0;
-    uint32_t a = rank.buffers[static_cast<size_t>(c.buffer)].alloc_call;
-    uint64_t size = a == 0 ? model::kDefaultBufferSize : w_.calls[a - 1].size;
-    return size / w_.dtype_size(c.dtype);
+    return alloc_size(c.buffer) / w_.dtype_size(c.dtype);
   }
 
   // The first difference between two calls filling the same slot, or "".
@@ -297,11 +295,16 @@ class Issuer {
                  " " + sem_.call_ref(c.id) + ")");
         return;
       }
+      // The lowest arrived rank's call stands for the slot, so the state does not depend on arrival order.
+      if (r_ < fc.rank) cs.host_open[idx].call = static_cast<uint32_t>(c.id);
     } else {
       cs.host_open.push_back(OpenSlot{static_cast<uint32_t>(c.id), count, 0, {}});
     }
-    if (c.kind == OpKind::Split)
-      cs.host_open[idx].split_children.emplace_back(static_cast<uint16_t>(r_), static_cast<int16_t>(child));
+    if (c.kind == OpKind::Split) {
+      auto& children = cs.host_open[idx].split_children;
+      std::pair<uint16_t, int16_t> entry(static_cast<uint16_t>(r_), static_cast<int16_t>(child));
+      children.insert(std::lower_bound(children.begin(), children.end(), entry), entry);
+    }
     if (w_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Blocking)
       waits_.push_back(Wait{WaitKind::HostSlot, 0, static_cast<uint16_t>(c.comm), k, 0, static_cast<uint32_t>(c.id)});
     settle_host(c);
@@ -377,6 +380,7 @@ class Issuer {
                         " runs a symmetric kernel (its buffer is in a symmetric window on " + w_.comm_name(c.comm) +
                         ") and rank " + std::to_string(reg_rank) + " a regular one");
       }
+      if (r_ < fc.rank) cs.dev_open[idx].call = static_cast<uint32_t>(c.id);
     } else {
       cs.dev_open.push_back(OpenSlot{static_cast<uint32_t>(c.id), count, static_cast<uint8_t>(sym), {}});
     }
@@ -411,30 +415,32 @@ class Issuer {
     return *it;
   }
 
-  // The peer's matching call of pair `idx` (its send to us if we receive, and the reverse), if issued.
-  int peer_call(const Call& c, uint32_t idx) const {
+  // The peer's matching call of pair `idx` (its send to us if we receive, and the reverse) and the
+  // count it was issued with, if the peer issued it already.
+  std::optional<std::pair<int, uint64_t>> peer_call(const Call& c, uint32_t idx) const {
     const auto& peer = st_.ranks[static_cast<size_t>(c.peer)];
     const PartKind want = c.kind == OpKind::Send ? PartKind::Recv : PartKind::Send;
     for (const auto& st : peer.streams)
       for (const auto& e : st)
         for (const auto& p : e.parts)
-          if (p.kind == want && p.comm == c.comm && p.peer == r_ && p.slot == idx) return static_cast<int>(p.call);
+          if (p.kind == want && p.comm == c.comm && p.peer == r_ && p.slot == idx)
+            return std::make_pair(static_cast<int>(p.call), p.count);
     const uint8_t dir = c.kind == OpKind::Send ? 1 : 0;
     for (const auto& th : peer.threads)
       for (const auto& wt : th.waits)
         if (wt.kind == WaitKind::P2pHost && wt.dir == dir && wt.comm == c.comm && wt.a == static_cast<uint32_t>(r_) &&
             wt.b == idx)
-          return static_cast<int>(wt.call);
-    return -1;
+          return std::make_pair(static_cast<int>(wt.call), wt.count);
+    return std::nullopt;
   }
 
   // Send and recv of one pair must agree on count and dtype.
   bool check_pair(const Call& c, uint32_t idx) {
-    int other = peer_call(c, idx);
-    if (other < 0) return true;
-    const Call& oc = w_.calls[static_cast<size_t>(other)];
+    auto other = peer_call(c, idx);
+    if (!other) return true;
+    const Call& oc = w_.calls[static_cast<size_t>(other->first)];
     const uint64_t mine = effective_count(c);
-    const uint64_t theirs = effective_count_of(oc, st_.ranks[static_cast<size_t>(c.peer)]);
+    const uint64_t theirs = other->second;
     std::string diff;
     if (mine != theirs) diff = "count " + std::to_string(theirs) + " and " + std::to_string(mine);
     else if (c.dtype != oc.dtype)
@@ -461,6 +467,7 @@ class Issuer {
     p.kind = c.kind == OpKind::Send ? PartKind::Send : PartKind::Recv;
     p.peer = static_cast<uint16_t>(c.peer);
     p.slot = idx;
+    p.count = effective_count(c);
     add_part(c.stream, p);
     return true;
   }
@@ -471,7 +478,7 @@ class Issuer {
     const uint32_t idx = send ? pp.sends++ : pp.recvs++;
     if (!check_pair(c, idx)) return false;
     waits_.push_back(Wait{WaitKind::P2pHost, static_cast<uint8_t>(send ? 0 : 1), static_cast<uint16_t>(c.comm),
-                          static_cast<uint32_t>(c.peer), idx, static_cast<uint32_t>(c.id)});
+                          static_cast<uint32_t>(c.peer), idx, static_cast<uint32_t>(c.id), effective_count(c)});
     return true;
   }
 
@@ -509,6 +516,22 @@ class Issuer {
 
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+// Calls whose effect reads or removes the rank's pending device work (see IndependenceInfo).
+bool reads_device(const Call& c, Profile profile) {
+  switch (c.kind) {
+    case OpKind::Free:
+    case OpKind::CudaFree:
+    case OpKind::Abort:
+      return true;
+    case OpKind::Deregister:
+      return profile == Profile::Nccl;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
 Semantics::Semantics(const model::World& world) : world_(world), control_(compile_control(world)) {
   local_.assign(static_cast<size_t>(world.ranks), std::vector<int>(world.comms.size(), -1));
   member_comms_.resize(static_cast<size_t>(world.ranks));
@@ -517,6 +540,52 @@ Semantics::Semantics(const model::World& world) : world_(world), control_(compil
       local_[static_cast<size_t>(m)][static_cast<size_t>(c.id)] = static_cast<int>(member_comms_[static_cast<size_t>(m)].size());
       member_comms_[static_cast<size_t>(m)].push_back(c.id);
     }
+  // Edges always lead to lower node numbers (the automata are built backwards), so one pass upwards
+  // sees every target before its source.
+  reads_device_ahead_.assign(control_.nodes.size(), 0);
+  for (size_t n = 0; n < control_.nodes.size(); ++n)
+    for (const auto& e : control_.nodes[n].edges) {
+      bool here = false;
+      if (e.kind == ControlEdge::Kind::Call)
+        here = reads_device(world_.calls[static_cast<size_t>(e.call)], world_.knobs.profile);
+      if (e.kind == ControlEdge::Kind::Group)
+        for (int c : control_.groups[static_cast<size_t>(e.group)])
+          here = here || reads_device(world_.calls[static_cast<size_t>(c)], world_.knobs.profile);
+      if (static_cast<size_t>(e.target) >= n) throw std::logic_error("control edge does not lead to a lower node");
+      if (here || reads_device_ahead_[static_cast<size_t>(e.target)]) reads_device_ahead_[n] = 1;
+    }
+}
+
+
+bool Semantics::thread_live(const State& s, int rank, int thread) const {
+  const int32_t node = s.ranks[static_cast<size_t>(rank)].threads[static_cast<size_t>(thread)].node;
+  return node >= 0 && node != control_.threads[static_cast<size_t>(rank)][static_cast<size_t>(thread)].end;
+}
+
+bool Semantics::step_reads_device(const Step& step) const {
+  for (int c : step_calls(step))
+    if (reads_device(world_.calls[static_cast<size_t>(c)], world_.knobs.profile)) return true;
+  return false;
+}
+
+bool Semantics::has_pending_device_work(const State& s, int rank) const {
+  return !streams_empty(s.ranks[static_cast<size_t>(rank)]);
+}
+
+bool Semantics::may_read_device(const State& s, int rank) const {
+  const auto& rs = s.ranks[static_cast<size_t>(rank)];
+  for (size_t t = 0; t < rs.threads.size(); ++t) {
+    int32_t node = rs.threads[t].node;
+    if (node < 0) node = control_.threads[static_cast<size_t>(rank)][t].entry;  // not started yet
+    if (reads_device_ahead_[static_cast<size_t>(node)]) return true;
+  }
+  return false;
+}
+
+std::vector<int> Semantics::completion_ranks(const Step& step) const {
+  if (step.kind == StepKind::Complete) return world_.comms[step.comm].members;
+  if (step.kind == StepKind::CompletePair) return {step.rank, step.peer};
+  return {};
 }
 
 State Semantics::initial() const {

@@ -79,6 +79,7 @@ std::string encode_state(const State& s) {
         w.u(wt.a);
         w.u(wt.b);
         w.u(wt.call);
+        w.u(wt.count);
       });
     });
     write_vec(w, rk.streams, [&](const std::vector<StreamEntry>& st) {
@@ -92,6 +93,7 @@ std::string encode_state(const State& s) {
           w.u(p.done);
           w.u(p.peer);
           w.u(p.slot);
+          w.u(p.count);
         });
       });
     });
@@ -150,6 +152,7 @@ State decode_state(std::string_view bytes) {
         wt.a = r.as<uint32_t>();
         wt.b = r.as<uint32_t>();
         wt.call = r.as<uint32_t>();
+        wt.count = r.u();
       });
     });
     read_vec(r, rk.streams, [&](std::vector<StreamEntry>& st) {
@@ -163,6 +166,7 @@ State decode_state(std::string_view bytes) {
           p.done = r.as<uint8_t>();
           p.peer = r.as<uint16_t>();
           p.slot = r.as<uint32_t>();
+          p.count = r.u();
         });
       });
     });

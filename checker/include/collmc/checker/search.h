@@ -13,7 +13,10 @@
 namespace collmc::checker {
 
 struct SearchOptions {
+  // Breadth-first. Without `reduction` the schedule is the shortest of all; with it, the shortest the
+  // reduced state space holds (every deadlock state is kept, so deadlocks are found at their depth).
   bool shortest = false;
+  bool reduction = true;  // partial-order reduction (reduction.h); applied by check()
   uint64_t max_states = 0;       // 0: no limit
   double time_limit_s = 0;       // 0: no limit
   uint64_t max_memory_mib = 0;   // 0: no limit; on the visited set and frontier

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "collmc/checker/control.h"
+#include "collmc/checker/independence.h"
 #include "collmc/checker/next_state.h"
 #include "collmc/model/world.h"
 
@@ -21,13 +22,22 @@ struct BlockedCall {
   std::string reason;
 };
 
-class Semantics final : public NextState {
+class Semantics final : public NextState, public IndependenceInfo {
  public:
   explicit Semantics(const model::World& world);
 
   State initial() const override;
   void successors(const State& s, std::vector<Transition>& out) const override;
   bool is_final(const State& s) const override;
+
+  // IndependenceInfo
+  int ranks() const override { return world_.ranks; }
+  int threads(int rank) const override { return static_cast<int>(control_.threads[static_cast<size_t>(rank)].size()); }
+  bool thread_live(const State& s, int rank, int thread) const override;
+  bool step_reads_device(const Step& step) const override;
+  bool has_pending_device_work(const State& s, int rank) const override;
+  bool may_read_device(const State& s, int rank) const override;
+  std::vector<int> completion_ranks(const Step& step) const override;
 
   const model::World& world() const { return world_; }
   const ControlProgram& control() const { return control_; }
@@ -62,6 +72,7 @@ class Semantics final : public NextState {
   ControlProgram control_;
   std::vector<std::vector<int>> local_;         // [rank][comm] -> local index or -1
   std::vector<std::vector<int>> member_comms_;  // [rank] -> comm ids
+  std::vector<char> reads_device_ahead_;        // [node]: a call that reads device work is reachable
 };
 
 }  // namespace collmc::checker

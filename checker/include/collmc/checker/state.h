@@ -26,7 +26,8 @@ struct Wait {
   uint16_t comm = 0;
   uint32_t a = 0;
   uint32_t b = 0;
-  uint32_t call = 0;  // the call it is blocked in
+  uint32_t call = 0;   // the call it is blocked in
+  uint64_t count = 0;  // P2pHost: the element count, compared with the peer's when matched
   bool operator==(const Wait&) const = default;
 };
 
@@ -47,6 +48,7 @@ struct DevicePart {
   uint8_t done = 0;
   uint16_t peer = 0;  // send/recv: the other world rank
   uint32_t slot = 0;  // collective: device slot; send/recv: index of the pair
+  uint64_t count = 0;  // send/recv: the element count at issue, compared with the peer's
   bool operator==(const DevicePart&) const = default;
 };
 

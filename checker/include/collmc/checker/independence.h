@@ -1,0 +1,29 @@
+// What a partial-order reduction needs to know of a next-state function: which rank a step belongs
+// to and which steps can interfere with device completions. Semantics implements it; reductions
+// read only this, never the step relation itself.
+#pragma once
+
+#include <vector>
+
+#include "collmc/checker/next_state.h"
+
+namespace collmc::checker {
+
+class IndependenceInfo {
+ public:
+  virtual ~IndependenceInfo() = default;
+  virtual int ranks() const = 0;
+  virtual int threads(int rank) const = 0;
+  // The thread started and has not reached its end.
+  virtual bool thread_live(const State& s, int rank, int thread) const = 0;
+  // A host step whose effect reads or removes the rank's pending device work (free, cuda_free,
+  // deregister, abort): it does not commute with the completion of that work.
+  virtual bool step_reads_device(const Step& step) const = 0;
+  virtual bool has_pending_device_work(const State& s, int rank) const = 0;
+  // Some thread of the rank can still reach a step that reads device work.
+  virtual bool may_read_device(const State& s, int rank) const = 0;
+  // The ranks whose streams a completion step changes.
+  virtual std::vector<int> completion_ranks(const Step& step) const = 0;
+};
+
+}  // namespace collmc::checker

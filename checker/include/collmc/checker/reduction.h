@@ -1,0 +1,34 @@
+// Partial-order reduction as a layer over the next-state interface (as LTSmin's pins2pins-por):
+// in each state it returns a persistent subset of the enabled steps, so that only one order of
+// independent steps is explored. It preserves every reachable deadlock and every reachable
+// violation verdict (the steps of SEMANTICS.md are acyclic, so no cycle proviso is needed).
+//
+// Why these sets are persistent (docs/REDUCTION.md has the argument):
+// - steps of different ranks commute and never disable each other: they touch their own rank's state
+//   and the arrival records of slots, which only grow and are kept independent of arrival order;
+// - a device completion commutes with every host step except those that read the pending work of a
+//   member rank (free, cuda_free, deregister, abort).
+// So {one completion} is persistent when no member rank can still reach such a step, and {all steps
+// of rank r} is persistent when every live thread of r is enabled (no future step of r lies outside
+// the set) and, if one of them reads device work, r has none pending.
+#pragma once
+
+#include "collmc/checker/independence.h"
+#include "collmc/checker/next_state.h"
+
+namespace collmc::checker {
+
+class PersistentSetReduction final : public NextState {
+ public:
+  PersistentSetReduction(const NextState& inner, const IndependenceInfo& info) : inner_(inner), info_(info) {}
+
+  State initial() const override { return inner_.initial(); }
+  void successors(const State& s, std::vector<Transition>& out) const override;
+  bool is_final(const State& s) const override { return inner_.is_final(s); }
+
+ private:
+  const NextState& inner_;
+  const IndependenceInfo& info_;
+};
+
+}  // namespace collmc::checker
