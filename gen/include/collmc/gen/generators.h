@@ -1,0 +1,45 @@
+// Scenario generators for real parallel layouts and scalable families. Each returns scenario text
+// (LANGUAGE.md) with comments saying what every part stands for.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace collmc::gen {
+
+enum class RegistrationOrder {
+  List,     // every rank registers on the groups in the configured list order
+  PerRank,  // each rank picks its own order (the allocator hook's hash-map order): any_order
+  Sorted,   // one order every rank agrees on (sorted by group name)
+};
+
+// Megatron-LM's groups (megatron/core/parallel_state.py; NCCL_FACTS.md has the formulas).
+struct MegatronConfig {
+  int world = 8;
+  int tp = 1, cp = 1, pp = 1, ep = 1, etp = 1;
+  int dist_opt_instances = 1;
+  std::vector<std::string> ubr_groups = {"dense", "expert", "outer"};
+  RegistrationOrder order = RegistrationOrder::List;
+};
+
+// A group family: disjoint rank lists covering the world.
+struct GroupFamily {
+  std::string name;       // the scenario's comm family name
+  std::string megatron;   // Megatron's name for it
+  std::vector<std::vector<int>> groups;
+};
+
+// Throws std::invalid_argument with the reason when sizes do not divide.
+std::vector<GroupFamily> megatron_groups(const MegatronConfig& config);
+std::string megatron_scenario(const MegatronConfig& config);
+
+// N two-rank communicators in a ring (comm c_i = [i, i+1 mod N]); every rank registers a pool on
+// its two comms, in rotating order (rank i: c_i, then c_{i-1}: a deadlock) or in agreed order
+// (lower comm index first: safe). `mpi` writes the MPI profile.
+std::string ring_scenario(int comms, bool agreed, bool mpi = false);
+
+// W ranks and K comms over all of them; a new pool segment is registered on every comm, in an order
+// each rank picks (any_order: a deadlock) or sorted (safe), then an all-reduce on the first comm.
+std::string hook_fanout_scenario(int ranks, int comms, bool sorted);
+
+}  // namespace collmc::gen
