@@ -47,9 +47,12 @@ int main(int argc, char** argv) {
   uint64_t limit_states = 2'000'000;
   double limit_seconds = 60;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--quick")) quick = true;
-    else if (!std::strcmp(argv[i], "--limit-states") && i + 1 < argc) limit_states = std::stoull(argv[++i]);
-    else if (!std::strcmp(argv[i], "--limit-seconds") && i + 1 < argc) limit_seconds = std::stod(argv[++i]);
+    if (!std::strcmp(argv[i], "--quick"))
+      quick = true;
+    else if (!std::strcmp(argv[i], "--limit-states") && i + 1 < argc)
+      limit_states = std::stoull(argv[++i]);
+    else if (!std::strcmp(argv[i], "--limit-seconds") && i + 1 < argc)
+      limit_seconds = std::stod(argv[++i]);
     else {
       std::fprintf(stderr, "usage: collmc_bench [--quick] [--limit-states N] [--limit-seconds S]\n");
       return 2;

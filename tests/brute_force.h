@@ -12,7 +12,7 @@ namespace collmc::testing {
 
 struct BruteForceOutcome {
   std::map<model::Verdict, uint64_t> shortest;  // each reachable bad outcome -> fewest steps to it
-  bool complete = true;                          // false: the node budget ran out
+  bool complete = true;                         // false: the node budget ran out
   uint64_t nodes = 0;
   bool safe() const { return complete && shortest.empty(); }
 };

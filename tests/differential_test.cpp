@@ -46,8 +46,9 @@ void compare_one(const std::string& text, uint64_t budget, Tally& tally) {
     EXPECT_EQ(bfs.verdict, model::Verdict::Safe) << text;
     return;
   }
-  EXPECT_TRUE(reference.shortest.count(dfs.verdict)) << "dfs found " << model::verdict_name(dfs.verdict)
-                                                      << ", which brute force never reaches\n" << text;
+  EXPECT_TRUE(reference.shortest.count(dfs.verdict))
+      << "dfs found " << model::verdict_name(dfs.verdict) << ", which brute force never reaches\n"
+      << text;
   EXPECT_TRUE(reference.shortest.count(bfs.verdict)) << text;
   EXPECT_TRUE(reference.shortest.count(reduced.verdict))
       << "the reduced search found " << model::verdict_name(reduced.verdict) << ", which brute force never reaches\n"

@@ -91,11 +91,16 @@ class Generator {
   std::string buffer() { return chance(0.2) ? "plain" : (chance(0.5) ? "b0" : "b1"); }
   std::string hazard() {
     switch (pick(0, 4)) {
-      case 0: return "deregister C0 b0";
-      case 1: return "free b1";
-      case 2: return "cuda_free plain";
-      case 3: return "sync main\n  deregister C0 b0";
-      default: return "register C0 plain";
+      case 0:
+        return "deregister C0 b0";
+      case 1:
+        return "free b1";
+      case 2:
+        return "cuda_free plain";
+      case 3:
+        return "sync main\n  deregister C0 b0";
+      default:
+        return "register C0 plain";
     }
   }
 
@@ -123,9 +128,15 @@ class Generator {
       for (size_t k = i; k < j; ++k) inner += body[k] + "\n";
       std::string wrapped;
       switch (pick(0, 3)) {
-        case 0: wrapped = "any_order {\n" + indent(inner, 1) + "}"; break;
-        case 1: wrapped = "maybe {\n" + indent(inner, 1) + "}"; break;
-        case 2: wrapped = "either {\n" + indent(inner, 1) + "} or {\n" + indent(inner, 1) + "  sync main\n}"; break;
+        case 0:
+          wrapped = "any_order {\n" + indent(inner, 1) + "}";
+          break;
+        case 1:
+          wrapped = "maybe {\n" + indent(inner, 1) + "}";
+          break;
+        case 2:
+          wrapped = "either {\n" + indent(inner, 1) + "} or {\n" + indent(inner, 1) + "  sync main\n}";
+          break;
         default:
           // barrier waits for the device: it cannot stand in a group.
           wrapped = (mpi_ || inner.find("barrier") != std::string::npos ? "any_order {\n" : "group {\n") +

@@ -14,8 +14,8 @@ struct RandomScenarioOptions {
   int max_statements = 4;  // per rank, top level
   bool choices = true;     // any_order, either, maybe
   bool threads = true;
-  bool hazards = true;     // deregister, free
-  bool knobs = true;       // random runtime_connect, comm_mode, stream_progress, profile
+  bool hazards = true;  // deregister, free
+  bool knobs = true;    // random runtime_connect, comm_mode, stream_progress, profile
 };
 
 std::string random_scenario(std::mt19937& rng, const RandomScenarioOptions& options = {});

@@ -30,9 +30,7 @@ TEST_P(ScenarioFile, AgreesWithExpect) {
   }
 }
 
-std::vector<std::string> files_in(const std::string& dir) {
-  return checker::collect_scenarios({dir});
-}
+std::vector<std::string> files_in(const std::string& dir) { return checker::collect_scenarios({dir}); }
 
 std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
   std::string stem = std::filesystem::path(info.param).stem().string();
@@ -45,8 +43,8 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Calibration, ScenarioFile, ::testing::ValuesIn(files_in(shared_dir() + "/calibration")),
                          test_name);
-INSTANTIATE_TEST_SUITE_P(CalibrationMpi, ScenarioFile,
-                         ::testing::ValuesIn(files_in(shared_dir() + "/calibration-mpi")), test_name);
+INSTANTIATE_TEST_SUITE_P(CalibrationMpi, ScenarioFile, ::testing::ValuesIn(files_in(shared_dir() + "/calibration-mpi")),
+                         test_name);
 INSTANTIATE_TEST_SUITE_P(Examples, ScenarioFile, ::testing::ValuesIn(files_in(source_dir() + "/examples")), test_name);
 
 TEST(ScenarioFiles, SetsAreComplete) {

@@ -1,9 +1,9 @@
 #include "test_support.h"
 
+#include <sys/wait.h>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <sys/wait.h>
 
 namespace collmc::testing {
 

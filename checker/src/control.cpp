@@ -180,8 +180,6 @@ class Compiler {
 
 }  // namespace
 
-ControlProgram compile_control(const model::World& world, size_t max_nodes) {
-  return Compiler(world, max_nodes).run();
-}
+ControlProgram compile_control(const model::World& world, size_t max_nodes) { return Compiler(world, max_nodes).run(); }
 
 }  // namespace collmc::checker

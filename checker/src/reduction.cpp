@@ -11,7 +11,8 @@ bool is_completion(const Step& s) { return s.kind == StepKind::Complete || s.kin
 void PersistentSetReduction::successors(const State& s, std::vector<Transition>& out) const {
   std::vector<Transition> all;
   inner_.successors(s, all);
-  if (all.size() <= 1 || std::any_of(all.begin(), all.end(), [](const Transition& t) { return t.violation.has_value(); })) {
+  if (all.size() <= 1 ||
+      std::any_of(all.begin(), all.end(), [](const Transition& t) { return t.violation.has_value(); })) {
     for (auto& t : all) out.push_back(std::move(t));
     return;
   }

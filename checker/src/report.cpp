@@ -9,9 +9,7 @@ namespace collmc::checker {
 
 namespace {
 
-std::string loc_short(const model::SourceLoc& loc) {
-  return loc.file_name() + ":" + std::to_string(loc.line);
-}
+std::string loc_short(const model::SourceLoc& loc) { return loc.file_name() + ":" + std::to_string(loc.line); }
 
 std::string fmt(const char* f, double v) {
   char buf[64];
@@ -25,12 +23,18 @@ std::string thread_name(const model::World& w, int rank, int thread) {
 
 const char* step_kind_name(StepKind k) {
   switch (k) {
-    case StepKind::Choose: return "choose";
-    case StepKind::Spawn: return "spawn";
-    case StepKind::Issue: return "issue";
-    case StepKind::IssueGroup: return "group";
-    case StepKind::Complete: return "complete";
-    case StepKind::CompletePair: return "complete_pair";
+    case StepKind::Choose:
+      return "choose";
+    case StepKind::Spawn:
+      return "spawn";
+    case StepKind::Issue:
+      return "issue";
+    case StepKind::IssueGroup:
+      return "group";
+    case StepKind::Complete:
+      return "complete";
+    case StepKind::CompletePair:
+      return "complete_pair";
   }
   return "?";
 }
@@ -94,7 +98,8 @@ std::string text_report(const CheckResult& r, bool verbose) {
     out << "where each rank stands:\n";
     for (const auto& b : r.blocked) {
       if (b.stream >= 0) {
-        out << "  rank " << b.rank << " stream " << w.streams[static_cast<size_t>(b.stream)] << ": " << b.reason << "\n";
+        out << "  rank " << b.rank << " stream " << w.streams[static_cast<size_t>(b.stream)] << ": " << b.reason
+            << "\n";
       } else {
         out << "  rank " << b.rank << " " << thread_name(w, b.rank, b.thread) << ": ";
         if (b.call >= 0 && !b.finished) {
@@ -137,8 +142,11 @@ std::string json_report(const CheckResult& r) {
   j["violation"] = nullptr;
   if (r.violation) {
     const auto& v = *r.violation;
-    json jv = {{"verdict", model::verdict_name(v.verdict)}, {"message", v.message}, {"rank", v.rank},
-               {"thread", v.thread}, {"call", v.call}};
+    json jv = {{"verdict", model::verdict_name(v.verdict)},
+               {"message", v.message},
+               {"rank", v.rank},
+               {"thread", v.thread},
+               {"call", v.call}};
     if (v.call >= 0) jv["location"] = loc(w.calls[static_cast<size_t>(v.call)].loc);
     j["violation"] = jv;
   }
@@ -167,8 +175,8 @@ std::string json_report(const CheckResult& r) {
   j["streams"] = w.streams;
   json calls = json::array();
   for (const auto& c : w.calls) {
-    json jc = {{"id", c.id},       {"rank", c.rank}, {"thread", c.thread}, {"op", model::op_name(c.kind)},
-               {"text", c.text},   {"location", loc(c.loc)}};
+    json jc = {{"id", c.id},     {"rank", c.rank},        {"thread", c.thread}, {"op", model::op_name(c.kind)},
+               {"text", c.text}, {"location", loc(c.loc)}};
     if (c.kind == model::OpKind::SyncDevice) jc["device"] = true;
     if (c.comm >= 0) jc["comm"] = c.comm;
     if (c.kind == model::OpKind::Split) jc["child"] = c.child >= 0 ? json(c.child) : json(nullptr);
@@ -206,8 +214,8 @@ std::string json_report(const CheckResult& r) {
   for (int rank = 0; rank < w.ranks; ++rank) {
     json threads = json::array();
     for (size_t t = 0; t < r.executed[static_cast<size_t>(rank)].size(); ++t)
-      threads.push_back({{"name", thread_name(w, rank, static_cast<int>(t))},
-                         {"calls", r.executed[static_cast<size_t>(rank)][t]}});
+      threads.push_back(
+          {{"name", thread_name(w, rank, static_cast<int>(t))}, {"calls", r.executed[static_cast<size_t>(rank)][t]}});
     programs.push_back({{"rank", rank}, {"threads", threads}});
   }
   j["programs"] = programs;

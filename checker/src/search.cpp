@@ -92,8 +92,7 @@ SearchResult explore(const NextState& system, const SearchOptions& options) {
     uint32_t id;
     if (options.shortest) {
       id = frontier.front();
-      if (violation_depth != kNoParent && parents[id].depth > violation_depth)
-        return finish(result.violation->verdict);
+      if (violation_depth != kNoParent && parents[id].depth > violation_depth) return finish(result.violation->verdict);
       frontier.pop_front();
     } else {
       id = frontier.back();

@@ -83,9 +83,9 @@ class Issuer {
         if (!check_buffer(c, c.buffer)) return false;
         if (!mpi) {
           if (alloc_kind(c.buffer) != OpKind::Alloc)
-            return fail(Verdict::UsageError, c,
-                        "register needs memory from alloc (ncclMemAlloc, VMM); '" + bname(c.buffer) +
-                            "' is from cudaMalloc");
+            return fail(
+                Verdict::UsageError, c,
+                "register needs memory from alloc (ncclMemAlloc, VMM); '" + bname(c.buffer) + "' is from cudaMalloc");
           if (alloc_size(c.buffer) == 0) return true;  // size 0: returns at once, joins nothing
         }
         add_window(c);
@@ -177,9 +177,7 @@ class Issuer {
     return false;
   }
 
-  MemberState& member(int comm) {
-    return rs_.members[static_cast<size_t>(sem_.local_index(r_, comm))];
-  }
+  MemberState& member(int comm) { return rs_.members[static_cast<size_t>(sem_.local_index(r_, comm))]; }
   BufferState& buf(int b) { return rs_.buffers[static_cast<size_t>(b)]; }
   const std::string& bname(int b) const { return w_.buffers[static_cast<size_t>(b)]; }
 
@@ -202,8 +200,9 @@ class Issuer {
       return true;
     }
     if (!(m.flags & kCreated))
-      return fail(Verdict::UsageError, c,
-                  name + " is not created yet on rank " + std::to_string(r_) + " (declared uninit: init or split creates it)");
+      return fail(
+          Verdict::UsageError, c,
+          name + " is not created yet on rank " + std::to_string(r_) + " (declared uninit: init or split creates it)");
     if (m.flags & (kDestroyed | kAborted))
       return fail(Verdict::UsageError, c, name + " was already destroyed or aborted on rank " + std::to_string(r_));
     if ((m.flags & kFinalized) && c.kind != OpKind::Destroy && c.kind != OpKind::Abort)
@@ -243,9 +242,10 @@ class Issuer {
       return;
     }
     WindowState x{static_cast<uint16_t>(c.comm), static_cast<uint16_t>(c.buffer), flag, 1};
-    auto pos = std::lower_bound(rs_.windows.begin(), rs_.windows.end(), x, [](const WindowState& a, const WindowState& b) {
-      return std::tie(a.comm, a.buffer, a.flag) < std::tie(b.comm, b.buffer, b.flag);
-    });
+    auto pos =
+        std::lower_bound(rs_.windows.begin(), rs_.windows.end(), x, [](const WindowState& a, const WindowState& b) {
+          return std::tie(a.comm, a.buffer, a.flag) < std::tie(b.comm, b.buffer, b.flag);
+        });
     rs_.windows.insert(pos, x);
   }
 
@@ -263,11 +263,11 @@ class Issuer {
 
   // The first difference between two calls filling the same slot, or "".
   std::string difference(const Call& a, uint64_t count_a, const Call& b, uint64_t count_b) const {
-    if (a.kind != b.kind)
-      return std::string(model::op_name(a.kind)) + " and " + std::string(model::op_name(b.kind));
+    if (a.kind != b.kind) return std::string(model::op_name(a.kind)) + " and " + std::string(model::op_name(b.kind));
     if (model::is_collective(a.kind) || a.kind == OpKind::Barrier) {
       if (count_a != count_b) return "count " + std::to_string(count_a) + " and " + std::to_string(count_b);
-      if (a.dtype != b.dtype) return "dtype " + w_.dtypes[static_cast<size_t>(a.dtype)] + " and " + w_.dtypes[static_cast<size_t>(b.dtype)];
+      if (a.dtype != b.dtype)
+        return "dtype " + w_.dtypes[static_cast<size_t>(a.dtype)] + " and " + w_.dtypes[static_cast<size_t>(b.dtype)];
       const bool reduces = a.kind == OpKind::AllReduce || a.kind == OpKind::Reduce || a.kind == OpKind::ReduceScatter;
       if (reduces && a.redop != b.redop)
         return "op " + w_.redops[static_cast<size_t>(a.redop)] + " and " + w_.redops[static_cast<size_t>(b.redop)];
@@ -290,9 +290,9 @@ class Issuer {
       std::string diff = difference(fc, first.count, c, count);
       if (!diff.empty()) {
         fail(Verdict::Mismatch, c,
-             "host slot " + std::to_string(k) + " of " + w_.comm_name(c.comm) + " is filled by different calls: " + diff +
-                 " (rank " + std::to_string(fc.rank) + " " + sem_.call_ref(fc.id) + ", rank " + std::to_string(r_) +
-                 " " + sem_.call_ref(c.id) + ")");
+             "host slot " + std::to_string(k) + " of " + w_.comm_name(c.comm) +
+                 " is filled by different calls: " + diff + " (rank " + std::to_string(fc.rank) + " " +
+                 sem_.call_ref(fc.id) + ", rank " + std::to_string(r_) + " " + sem_.call_ref(c.id) + ")");
         return;
       }
       // The lowest arrived rank's call stands for the slot, so the state does not depend on arrival order.
@@ -338,9 +338,9 @@ class Issuer {
       const auto& members = w_.comms[static_cast<size_t>(child)].members;
       if (naming != members) {
         fail(Verdict::Mismatch, c,
-             "split of " + w_.comm_name(c.comm) + " (host slot " + std::to_string(st_.comms[static_cast<size_t>(c.comm)].host_base) +
-                 "): ranks " + rank_list(naming) + " join " + w_.comm_name(child) + ", whose members are " +
-                 rank_list(members));
+             "split of " + w_.comm_name(c.comm) + " (host slot " +
+                 std::to_string(st_.comms[static_cast<size_t>(c.comm)].host_base) + "): ranks " + rank_list(naming) +
+                 " join " + w_.comm_name(child) + ", whose members are " + rank_list(members));
         return;
       }
     }
@@ -369,16 +369,16 @@ class Issuer {
       std::string diff = difference(fc, first.count, c, count);
       if (!diff.empty())
         return fail(Verdict::Mismatch, c,
-                    "device slot " + std::to_string(k) + " of " + w_.comm_name(c.comm) + " is filled by different calls: " +
-                        diff + " (rank " + std::to_string(fc.rank) + " " + sem_.call_ref(fc.id) + ", rank " +
-                        std::to_string(r_) + " " + sem_.call_ref(c.id) + ")");
+                    "device slot " + std::to_string(k) + " of " + w_.comm_name(c.comm) +
+                        " is filled by different calls: " + diff + " (rank " + std::to_string(fc.rank) + " " +
+                        sem_.call_ref(fc.id) + ", rank " + std::to_string(r_) + " " + sem_.call_ref(c.id) + ")");
       if (first.symmetric != static_cast<uint8_t>(sym)) {
         const int sym_rank = first.symmetric ? fc.rank : r_;
         const int reg_rank = first.symmetric ? r_ : fc.rank;
         return fail(Verdict::DivergentKernel, c,
-                    "device slot " + std::to_string(k) + " of " + w_.comm_name(c.comm) + ": rank " + std::to_string(sym_rank) +
-                        " runs a symmetric kernel (its buffer is in a symmetric window on " + w_.comm_name(c.comm) +
-                        ") and rank " + std::to_string(reg_rank) + " a regular one");
+                    "device slot " + std::to_string(k) + " of " + w_.comm_name(c.comm) + ": rank " +
+                        std::to_string(sym_rank) + " runs a symmetric kernel (its buffer is in a symmetric window on " +
+                        w_.comm_name(c.comm) + ") and rank " + std::to_string(reg_rank) + " a regular one");
       }
       if (r_ < fc.rank) cs.dev_open[idx].call = static_cast<uint32_t>(c.id);
     } else {
@@ -388,7 +388,9 @@ class Issuer {
     const auto& comm = w_.comms[static_cast<size_t>(c.comm)];
     while (!cs.dev_open.empty()) {
       bool all = std::all_of(comm.members.begin(), comm.members.end(), [&](int mr) {
-        return st_.ranks[static_cast<size_t>(mr)].members[static_cast<size_t>(sem_.local_index(mr, c.comm))].dev_issued > cs.dev_base;
+        return st_.ranks[static_cast<size_t>(mr)]
+                   .members[static_cast<size_t>(sem_.local_index(mr, c.comm))]
+                   .dev_issued > cs.dev_base;
       });
       if (!all) break;
       cs.dev_open.erase(cs.dev_open.begin());
@@ -409,7 +411,9 @@ class Issuer {
 
   P2pState& p2p(int comm, int peer) {
     P2pState key{static_cast<uint16_t>(comm), static_cast<uint16_t>(peer), 0, 0, 0};
-    auto less = [](const P2pState& a, const P2pState& b) { return std::tie(a.comm, a.peer) < std::tie(b.comm, b.peer); };
+    auto less = [](const P2pState& a, const P2pState& b) {
+      return std::tie(a.comm, a.peer) < std::tie(b.comm, b.peer);
+    };
     auto it = std::lower_bound(rs_.p2p.begin(), rs_.p2p.end(), key, less);
     if (it == rs_.p2p.end() || it->comm != key.comm || it->peer != key.peer) it = rs_.p2p.insert(it, key);
     return *it;
@@ -442,7 +446,8 @@ class Issuer {
     const uint64_t mine = effective_count(c);
     const uint64_t theirs = other->second;
     std::string diff;
-    if (mine != theirs) diff = "count " + std::to_string(theirs) + " and " + std::to_string(mine);
+    if (mine != theirs)
+      diff = "count " + std::to_string(theirs) + " and " + std::to_string(mine);
     else if (c.dtype != oc.dtype)
       diff = "dtype " + w_.dtypes[static_cast<size_t>(oc.dtype)] + " and " + w_.dtypes[static_cast<size_t>(c.dtype)];
     if (diff.empty()) return true;
@@ -495,8 +500,9 @@ class Issuer {
     member(comm).flags |= kAborted;
     for (auto& st : rs_.streams) {
       for (auto& e : st)
-        e.parts.erase(std::remove_if(e.parts.begin(), e.parts.end(), [&](const DevicePart& p) { return p.comm == comm; }),
-                      e.parts.end());
+        e.parts.erase(
+            std::remove_if(e.parts.begin(), e.parts.end(), [&](const DevicePart& p) { return p.comm == comm; }),
+            e.parts.end());
       st.erase(std::remove_if(st.begin(), st.end(), [](const StreamEntry& e) { return e.parts.empty(); }), st.end());
     }
     for (auto& th : rs_.threads)
@@ -537,7 +543,8 @@ Semantics::Semantics(const model::World& world) : world_(world), control_(compil
   member_comms_.resize(static_cast<size_t>(world.ranks));
   for (const auto& c : world.comms)
     for (int m : c.members) {
-      local_[static_cast<size_t>(m)][static_cast<size_t>(c.id)] = static_cast<int>(member_comms_[static_cast<size_t>(m)].size());
+      local_[static_cast<size_t>(m)][static_cast<size_t>(c.id)] =
+          static_cast<int>(member_comms_[static_cast<size_t>(m)].size());
       member_comms_[static_cast<size_t>(m)].push_back(c.id);
     }
   // Edges always lead to lower node numbers (the automata are built backwards), so one pass upwards
@@ -555,7 +562,6 @@ Semantics::Semantics(const model::World& world) : world_(world), control_(compil
       if (here || reads_device_ahead_[static_cast<size_t>(e.target)]) reads_device_ahead_[n] = 1;
     }
 }
-
 
 bool Semantics::thread_live(const State& s, int rank, int thread) const {
   const int32_t node = s.ranks[static_cast<size_t>(rank)].threads[static_cast<size_t>(thread)].node;
@@ -663,8 +669,9 @@ bool Semantics::guard_holds(const State& s, int rank, const Call& c, std::string
       world_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Nonblocking) {
     const auto& m = rs.members[static_cast<size_t>(local_index(rank, c.comm))];
     if (m.host_issued > 0 && !host_slot_complete(s, c.comm, m.host_issued - 1)) {
-      if (why) *why = "waits for its previous call on nonblocking " + world_.comm_name(c.comm) + " (host slot " +
-                      std::to_string(m.host_issued - 1) + ") to complete";
+      if (why)
+        *why = "waits for its previous call on nonblocking " + world_.comm_name(c.comm) + " (host slot " +
+               std::to_string(m.host_issued - 1) + ") to complete";
       return false;
     }
     if ((m.flags & kConnectReached) && world_.knobs.runtime_connect && !connect_complete(s, c.comm)) {
@@ -791,9 +798,8 @@ void Semantics::device_successors(const State& s, std::vector<Transition>& out) 
         if (p.kind == PartKind::Collective) {
           const auto& members = world_.comms[p.comm].members;
           if (members.front() != r) continue;
-          bool all = std::all_of(members.begin(), members.end(), [&](int m) {
-            return running_part(s, m, PartKind::Collective, p.comm, p.slot, -1);
-          });
+          bool all = std::all_of(members.begin(), members.end(),
+                                 [&](int m) { return running_part(s, m, PartKind::Collective, p.comm, p.slot, -1); });
           if (!all) continue;
           step.kind = StepKind::Complete;
           Transition tr{step, s, std::nullopt};
@@ -843,7 +849,8 @@ bool Semantics::is_final(const State& s) const {
     const auto& cs = s.comms[c];
     if (cs.host_open.empty()) continue;
     for (int m : world_.comms[c].members) {
-      const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, static_cast<int>(c)))];
+      const auto& ms =
+          s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, static_cast<int>(c)))];
       if (ms.host_issued > cs.host_base && !(ms.flags & kAborted)) return false;
     }
   }
@@ -869,9 +876,7 @@ std::vector<int> Semantics::step_calls(const Step& step) const {
 
 std::string Semantics::describe_step(const Step& step) const {
   std::ostringstream out;
-  auto thread_name = [&]() {
-    return world_.programs[step.rank].threads[step.thread].name;
-  };
+  auto thread_name = [&]() { return world_.programs[step.rank].threads[step.thread].name; };
   switch (step.kind) {
     case StepKind::Choose:
       out << "rank " << step.rank << " " << thread_name() << ": chooses an order/alternative";
@@ -1029,7 +1034,7 @@ std::vector<BlockedCall> Semantics::blocked(const State& s) const {
             if (m != r && !running_part(s, m, PartKind::Collective, p.comm, p.slot, -1)) {
               const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, p.comm))];
               missing.push_back("rank " + std::to_string(m) +
-                                ((ms.flags & kAborted) ? " (aborted the comm)"
+                                ((ms.flags & kAborted)    ? " (aborted the comm)"
                                  : ms.dev_issued > p.slot ? " (its op is queued behind another on its stream)"
                                                           : " (not issued: " + where_is(s, m) + ")"));
             }

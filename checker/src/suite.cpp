@@ -16,7 +16,8 @@ std::vector<std::string> collect_scenarios(const std::vector<std::string>& paths
   for (const auto& p : paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
-      for (auto it = fs::recursive_directory_iterator(p, ec); it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      for (auto it = fs::recursive_directory_iterator(p, ec); it != fs::recursive_directory_iterator();
+           it.increment(ec)) {
         if (ec) break;
         if (it->is_regular_file(ec) && it->path().extension() == ".cmc") out.push_back(it->path().string());
       }

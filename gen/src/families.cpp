@@ -32,8 +32,9 @@ std::string hook_fanout_scenario(int ranks, int comms, bool sorted) {
   if (ranks < 2 || comms < 1) throw std::invalid_argument("hook fan-out needs 2 ranks and 1 comm");
   std::ostringstream out;
   out << "# The allocator hook registers a new pool segment on every comm that registered the pool.\n"
-      << "# " << (sorted ? "Comms sorted by a key every rank agrees on (the fix): safe."
-                         : "Iterating an unordered_map: each rank has its own order: a deadlock.")
+      << "# "
+      << (sorted ? "Comms sorted by a key every rank agrees on (the fix): safe."
+                 : "Iterating an unordered_map: each rank has its own order: a deadlock.")
       << "\nranks " << ranks << "\nname \"hook fan-out over " << comms << " comms on " << ranks << " ranks"
       << (sorted ? ", sorted" : ", per-rank order") << "\"\nexpect " << (sorted ? "safe" : "deadlock") << "\n";
   for (int c = 0; c < comms; ++c) out << "comm g" << c << " = all\n";

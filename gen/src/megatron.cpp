@@ -36,10 +36,10 @@ std::vector<GroupFamily> megatron_groups(const MegatronConfig& c) {
   const int W = c.world;
   require(W > 0 && c.tp > 0 && c.cp > 0 && c.pp > 0 && c.ep > 0 && c.etp > 0 && c.dist_opt_instances > 0,
           "every size must be positive");
-  require(W % (c.tp * c.cp * c.pp) == 0, "world " + std::to_string(W) + " is not divisible by TP*CP*PP = " +
-                                               std::to_string(c.tp * c.cp * c.pp));
-  require(W % (c.etp * c.ep * c.pp) == 0, "world " + std::to_string(W) + " is not divisible by ETP*EP*PP = " +
-                                                std::to_string(c.etp * c.ep * c.pp));
+  require(W % (c.tp * c.cp * c.pp) == 0,
+          "world " + std::to_string(W) + " is not divisible by TP*CP*PP = " + std::to_string(c.tp * c.cp * c.pp));
+  require(W % (c.etp * c.ep * c.pp) == 0,
+          "world " + std::to_string(W) + " is not divisible by ETP*EP*PP = " + std::to_string(c.etp * c.ep * c.pp));
   const int DP = W / (c.tp * c.cp * c.pp);
   const int EDP = W / (c.etp * c.ep * c.pp);
   const int N = c.dist_opt_instances;
@@ -102,7 +102,8 @@ std::string megatron_scenario(const MegatronConfig& c) {
   for (const auto& g : c.ubr_groups) {
     auto it = role.find(g);
     require(it != role.end(), "unknown registration group '" + g + "' for this configuration (expected " +
-                                  std::string(families.size() > 2 ? "dense, expert or outer" : "dense or expert") + ")");
+                                  std::string(families.size() > 2 ? "dense, expert or outer" : "dense or expert") +
+                                  ")");
     chosen.push_back(it->second);
   }
   require(!chosen.empty(), "no registration group");
@@ -116,7 +117,9 @@ std::string megatron_scenario(const MegatronConfig& c) {
       << "# Groups from megatron/core/parallel_state.py (dense rank = tp + TP*(cp + CP*(dp + DP*pp)),\n"
       << "# expert rank = etp + ETP*(ep + EP*(edp + EDP*pp))).\n";
   out << "ranks " << c.world << "\nname \"megatron-fsdp W=" << c.world << " order="
-      << (c.order == RegistrationOrder::List ? "list" : c.order == RegistrationOrder::PerRank ? "per-rank" : "sorted")
+      << (c.order == RegistrationOrder::List      ? "list"
+          : c.order == RegistrationOrder::PerRank ? "per-rank"
+                                                  : "sorted")
       << "\"\n";
   out << "expect " << (deadlock_expected ? "deadlock" : "safe") << "\n";
   for (const auto& f : families) {

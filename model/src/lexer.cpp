@@ -7,22 +7,38 @@ namespace collmc::model {
 
 const char* token_kind_name(TokKind kind) {
   switch (kind) {
-    case TokKind::Name: return "a name";
-    case TokKind::Integer: return "an integer";
-    case TokKind::Size: return "a size";
-    case TokKind::String: return "a string";
-    case TokKind::LBrace: return "'{'";
-    case TokKind::RBrace: return "'}'";
-    case TokKind::LBracket: return "'['";
-    case TokKind::RBracket: return "']'";
-    case TokKind::Comma: return "','";
-    case TokKind::Semicolon: return "';'";
-    case TokKind::Equals: return "'='";
-    case TokKind::Arrow: return "'->'";
-    case TokKind::DotDot: return "'..'";
-    case TokKind::Star: return "'*'";
-    case TokKind::Newline: return "end of line";
-    case TokKind::End: return "end of file";
+    case TokKind::Name:
+      return "a name";
+    case TokKind::Integer:
+      return "an integer";
+    case TokKind::Size:
+      return "a size";
+    case TokKind::String:
+      return "a string";
+    case TokKind::LBrace:
+      return "'{'";
+    case TokKind::RBrace:
+      return "'}'";
+    case TokKind::LBracket:
+      return "'['";
+    case TokKind::RBracket:
+      return "']'";
+    case TokKind::Comma:
+      return "','";
+    case TokKind::Semicolon:
+      return "';'";
+    case TokKind::Equals:
+      return "'='";
+    case TokKind::Arrow:
+      return "'->'";
+    case TokKind::DotDot:
+      return "'..'";
+    case TokKind::Star:
+      return "'*'";
+    case TokKind::Newline:
+      return "end of line";
+    case TokKind::End:
+      return "end of file";
   }
   return "?";
 }
@@ -42,9 +58,7 @@ std::string describe(const Token& tok) {
 namespace {
 
 bool name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool name_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
-}
+bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
 
 class Lexer {
  public:
@@ -120,15 +134,24 @@ class Lexer {
       return make(k, begin, pos_);
     };
     switch (c) {
-      case '{': return single(TokKind::LBrace);
-      case '}': return single(TokKind::RBrace);
-      case '[': return single(TokKind::LBracket);
-      case ']': return single(TokKind::RBracket);
-      case ',': return single(TokKind::Comma);
-      case ';': return single(TokKind::Semicolon);
-      case '=': return single(TokKind::Equals);
-      case '*': return single(TokKind::Star);
-      default: break;
+      case '{':
+        return single(TokKind::LBrace);
+      case '}':
+        return single(TokKind::RBrace);
+      case '[':
+        return single(TokKind::LBracket);
+      case ']':
+        return single(TokKind::RBracket);
+      case ',':
+        return single(TokKind::Comma);
+      case ';':
+        return single(TokKind::Semicolon);
+      case '=':
+        return single(TokKind::Equals);
+      case '*':
+        return single(TokKind::Star);
+      default:
+        break;
     }
     if (c == '-' && pos_ + 1 < s_.size() && s_[pos_ + 1] == '>') {
       pos_ += 2;
@@ -156,8 +179,7 @@ class Lexer {
     const uint64_t max = std::numeric_limits<uint64_t>::max();
     while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
       uint64_t d = static_cast<uint64_t>(s_[pos_] - '0');
-      if (value > (max - d) / 10)
-        fail(begin, line_, static_cast<int>(begin - line_start_) + 1, "number too large");
+      if (value > (max - d) / 10) fail(begin, line_, static_cast<int>(begin - line_start_) + 1, "number too large");
       value = value * 10 + d;
       ++pos_;
     }
@@ -170,13 +192,20 @@ class Lexer {
     }
     std::string suffix = s_.substr(suffix_begin, pos_ - suffix_begin);
     uint64_t mult = 0;
-    if (suffix == "B") mult = 1;
-    else if (suffix == "KiB") mult = 1ull << 10;
-    else if (suffix == "MiB") mult = 1ull << 20;
-    else if (suffix == "GiB") mult = 1ull << 30;
-    else if (suffix == "KB") mult = 1000ull;
-    else if (suffix == "MB") mult = 1000ull * 1000;
-    else if (suffix == "GB") mult = 1000ull * 1000 * 1000;
+    if (suffix == "B")
+      mult = 1;
+    else if (suffix == "KiB")
+      mult = 1ull << 10;
+    else if (suffix == "MiB")
+      mult = 1ull << 20;
+    else if (suffix == "GiB")
+      mult = 1ull << 30;
+    else if (suffix == "KB")
+      mult = 1000ull;
+    else if (suffix == "MB")
+      mult = 1000ull * 1000;
+    else if (suffix == "GB")
+      mult = 1000ull * 1000 * 1000;
     if (mult == 0)
       fail(suffix_begin, line_, static_cast<int>(suffix_begin - line_start_) + 1,
            "unknown size unit '" + suffix + "': expected KiB, MiB, GiB, KB, MB, GB or B");
@@ -216,8 +245,6 @@ class Lexer {
 
 }  // namespace
 
-std::vector<Token> tokenize(const std::shared_ptr<const SourceFile>& file) {
-  return Lexer(file).run();
-}
+std::vector<Token> tokenize(const std::shared_ptr<const SourceFile>& file) { return Lexer(file).run(); }
 
 }  // namespace collmc::model

@@ -132,8 +132,6 @@ std::optional<Verdict> verdict_from_name(std::string_view name) {
 }
 
 std::string_view profile_name(Profile p) { return p == Profile::Mpi ? "mpi" : "nccl"; }
-std::string_view comm_mode_name(CommMode m) {
-  return m == CommMode::Nonblocking ? "nonblocking" : "blocking";
-}
+std::string_view comm_mode_name(CommMode m) { return m == CommMode::Nonblocking ? "nonblocking" : "blocking"; }
 
 }  // namespace collmc::model

@@ -34,8 +34,7 @@ constexpr int kMaxRanks = 1 << 16;
 
 class Parser {
  public:
-  explicit Parser(const std::shared_ptr<const SourceFile>& file)
-      : file_(file), toks_(tokenize(file)) {}
+  explicit Parser(const std::shared_ptr<const SourceFile>& file) : file_(file), toks_(tokenize(file)) {}
 
   Scenario run() {
     sc_.source = file_;
@@ -69,9 +68,7 @@ class Parser {
   [[noreturn]] void fail_at(const Token& t, const std::string& expected) const {
     throw InputError(loc_of(t), "expected " + expected + ", found " + describe(t));
   }
-  [[noreturn]] void fail_msg(const Token& t, const std::string& msg) const {
-    throw InputError(loc_of(t), msg);
-  }
+  [[noreturn]] void fail_msg(const Token& t, const std::string& msg) const { throw InputError(loc_of(t), msg); }
 
   const Token& expect(TokKind k, const std::string& what = "") {
     if (!at(k)) fail_at(peek(), what.empty() ? token_kind_name(k) : what);
@@ -100,8 +97,7 @@ class Parser {
 
   int64_t integer(const std::string& what) {
     const Token& t = expect(TokKind::Integer, what);
-    if (t.value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      fail_msg(t, "integer too large");
+    if (t.value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) fail_msg(t, "integer too large");
     return static_cast<int64_t>(t.value);
   }
 
@@ -116,8 +112,7 @@ class Parser {
     if (sc_.ranks == 0)
       fail_msg(t, "rank " + std::to_string(v) + " named before 'ranks N': declare the world size first");
     if (v < 0 || v >= sc_.ranks)
-      fail_msg(t, "rank " + std::to_string(v) + " is outside the world: expected 0.." +
-                      std::to_string(sc_.ranks - 1));
+      fail_msg(t, "rank " + std::to_string(v) + " is outside the world: expected 0.." + std::to_string(sc_.ranks - 1));
   }
 
   uint64_t size_value(const std::string& what) {
@@ -127,8 +122,7 @@ class Parser {
 
   std::string text_from(size_t first_tok) const {
     size_t last = pos_ == 0 ? 0 : pos_ - 1;
-    while (last > first_tok && (toks_[last].kind == TokKind::Newline || toks_[last].kind == TokKind::Semicolon))
-      --last;
+    while (last > first_tok && (toks_[last].kind == TokKind::Newline || toks_[last].kind == TokKind::Semicolon)) --last;
     size_t begin = toks_[first_tok].offset;
     size_t end = toks_[last].offset + toks_[last].length;
     if (end < begin) end = begin;
@@ -138,8 +132,7 @@ class Parser {
   // ---- top level
   void top_level() {
     const Token& t = peek();
-    if (!at(TokKind::Name))
-      fail_at(t, "a top-level form ('ranks', 'name', 'expect', 'set', 'comm' or 'rank')");
+    if (!at(TokKind::Name)) fail_at(t, "a top-level form ('ranks', 'name', 'expect', 'set', 'comm' or 'rank')");
     const std::string& w = t.text;
     if (w == "ranks") return ranks_decl();
     if (w == "name") return name_decl();
@@ -194,24 +187,35 @@ class Parser {
       fail_msg(val_tok, "unknown value '" + val + "' for " + key + ": expected " + allowed);
     };
     if (key == "profile") {
-      if (val == "nccl") sc_.knobs.profile = Profile::Nccl;
-      else if (val == "mpi") sc_.knobs.profile = Profile::Mpi;
-      else bad("nccl or mpi");
+      if (val == "nccl")
+        sc_.knobs.profile = Profile::Nccl;
+      else if (val == "mpi")
+        sc_.knobs.profile = Profile::Mpi;
+      else
+        bad("nccl or mpi");
     } else if (key == "comm_mode") {
-      if (val == "blocking") sc_.knobs.comm_mode = CommMode::Blocking;
-      else if (val == "nonblocking") sc_.knobs.comm_mode = CommMode::Nonblocking;
-      else bad("blocking or nonblocking");
+      if (val == "blocking")
+        sc_.knobs.comm_mode = CommMode::Blocking;
+      else if (val == "nonblocking")
+        sc_.knobs.comm_mode = CommMode::Nonblocking;
+      else
+        bad("blocking or nonblocking");
     } else if (key == "runtime_connect") {
-      if (val == "on") sc_.knobs.runtime_connect = true;
-      else if (val == "off") sc_.knobs.runtime_connect = false;
-      else bad("on or off");
+      if (val == "on")
+        sc_.knobs.runtime_connect = true;
+      else if (val == "off")
+        sc_.knobs.runtime_connect = false;
+      else
+        bad("on or off");
     } else if (key == "stream_progress") {
-      if (val == "independent") sc_.knobs.stream_progress = StreamProgress::Independent;
-      else if (val == "serialized") sc_.knobs.stream_progress = StreamProgress::Serialized;
-      else bad("independent or serialized");
+      if (val == "independent")
+        sc_.knobs.stream_progress = StreamProgress::Independent;
+      else if (val == "serialized")
+        sc_.knobs.stream_progress = StreamProgress::Serialized;
+      else
+        bad("independent or serialized");
     } else {
-      fail_msg(key_tok, "unknown knob '" + key +
-                            "': expected profile, comm_mode, runtime_connect or stream_progress");
+      fail_msg(key_tok, "unknown knob '" + key + "': expected profile, comm_mode, runtime_connect or stream_progress");
     }
     end_of_statement();
   }
@@ -267,8 +271,8 @@ class Parser {
       std::vector<int> members = set.expand(sc_.ranks);
       for (int r : members)
         if (!seen.insert(r).second)
-          throw InputError(set.loc, "rank " + std::to_string(r) + " appears in two instances of family '" +
-                                        decl.name + "': instances must be disjoint");
+          throw InputError(set.loc, "rank " + std::to_string(r) + " appears in two instances of family '" + decl.name +
+                                        "': instances must be disjoint");
       if (members.empty()) throw InputError(set.loc, "a communicator needs at least one rank");
       decl.instances.push_back(std::move(members));
     };
@@ -288,7 +292,8 @@ class Parser {
         break;
       }
     } else {
-      if (!at(TokKind::LBracket) && !at_name("all")) fail_at(peek(), "a rank set ('[...]' or 'all') or a family ('{[...], ...}')");
+      if (!at(TokKind::LBracket) && !at_name("all"))
+        fail_at(peek(), "a rank set ('[...]' or 'all') or a family ('{[...], ...}')");
       add_instance(rank_set("a rank set"));
     }
     while (at(TokKind::Name)) {
@@ -573,7 +578,8 @@ class Parser {
       } else if (key.text == "op") {
         s.args.redop = expect_name("a reduction name");
       } else {
-        fail_msg(key, "unknown argument '" + key.text + "': expected count=N, root=R, dtype=NAME, op=NAME or on STREAM");
+        fail_msg(key,
+                 "unknown argument '" + key.text + "': expected count=N, root=R, dtype=NAME, op=NAME or on STREAM");
       }
     }
     (void)collective;

@@ -21,10 +21,9 @@ struct DtypeInfo {
   uint64_t size;
 };
 constexpr DtypeInfo kDtypes[] = {
-    {"float32", 4}, {"float", 4},  {"f32", 4},   {"float16", 2}, {"half", 2},   {"f16", 2},
-    {"bfloat16", 2}, {"bf16", 2},  {"float64", 8}, {"double", 8}, {"f64", 8},  {"int8", 1},
-    {"char", 1},    {"uint8", 1},  {"int32", 4},  {"int", 4},     {"uint32", 4}, {"int64", 8},
-    {"uint64", 8},  {"float8e4m3", 1}, {"float8e5m2", 1},
+    {"float32", 4}, {"float", 4},   {"f32", 4},    {"float16", 2}, {"half", 2},   {"f16", 2},        {"bfloat16", 2},
+    {"bf16", 2},    {"float64", 8}, {"double", 8}, {"f64", 8},     {"int8", 1},   {"char", 1},       {"uint8", 1},
+    {"int32", 4},   {"int", 4},     {"uint32", 4}, {"int64", 8},   {"uint64", 8}, {"float8e4m3", 1}, {"float8e5m2", 1},
 };
 constexpr const char* kRedops[] = {"sum", "prod", "max", "min", "avg"};
 constexpr const char* kThreadPlacement = "'thread' must stand directly inside a rank body (or a 'when' there)";
@@ -96,9 +95,8 @@ class Resolver {
       w_.programs.push_back(std::move(prog));
     }
     if (sc_.knobs.profile == Profile::Mpi) {
-      bool rooted = std::any_of(w_.calls.begin(), w_.calls.end(), [](const Call& c) {
-        return c.kind == OpKind::Broadcast || c.kind == OpKind::Reduce;
-      });
+      bool rooted = std::any_of(w_.calls.begin(), w_.calls.end(),
+                                [](const Call& c) { return c.kind == OpKind::Broadcast || c.kind == OpKind::Reduce; });
       if (rooted)
         w_.notes.push_back(
             "mpi: broadcast and reduce are assumed to synchronize every member; a real MPI may let "

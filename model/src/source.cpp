@@ -23,9 +23,7 @@ std::string SourceFile::line_text(int line) const {
 
 std::string SourceLoc::file_name() const { return file ? file->path : std::string("<input>"); }
 
-std::string SourceLoc::str() const {
-  return file_name() + ":" + std::to_string(line) + ":" + std::to_string(column);
-}
+std::string SourceLoc::str() const { return file_name() + ":" + std::to_string(line) + ":" + std::to_string(column); }
 
 namespace {
 std::string format_diagnostic(const SourceLoc& loc, const std::string& message) {

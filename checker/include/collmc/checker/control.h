@@ -34,7 +34,7 @@ struct ThreadControl {
 
 struct ControlProgram {
   std::vector<ControlNode> nodes;
-  std::vector<std::vector<int32_t>> groups;     // call ids of each group alternative
+  std::vector<std::vector<int32_t>> groups;         // call ids of each group alternative
   std::vector<std::vector<ThreadControl>> threads;  // [rank][thread]
 };
 

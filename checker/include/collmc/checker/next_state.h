@@ -13,23 +13,23 @@
 namespace collmc::checker {
 
 enum class StepKind : uint8_t {
-  Choose,    // a thread resolves a choice (any_order, either, maybe)
-  Spawn,     // a thread starts another thread of its rank
-  Issue,     // a thread issues one call
-  IssueGroup,  // a thread issues a group's calls together
-  Complete,  // the device completes collective slot `slot` of `comm` on every member
+  Choose,        // a thread resolves a choice (any_order, either, maybe)
+  Spawn,         // a thread starts another thread of its rank
+  Issue,         // a thread issues one call
+  IssueGroup,    // a thread issues a group's calls together
+  Complete,      // the device completes collective slot `slot` of `comm` on every member
   CompletePair,  // the device completes send/recv pair number `slot` from `rank` to `peer` on `comm`
 };
 
 struct Step {
   StepKind kind = StepKind::Issue;
-  uint16_t rank = 0;    // the acting rank (the sender for CompletePair; the lowest member for Complete)
+  uint16_t rank = 0;  // the acting rank (the sender for CompletePair; the lowest member for Complete)
   uint16_t thread = 0;
-  uint16_t edge = 0;    // index of the control edge taken
-  int32_t call = -1;    // Issue: the call; IssueGroup: the group alternative; Spawn: the thread
-  uint16_t comm = 0;    // Complete, CompletePair
-  uint16_t peer = 0;    // CompletePair: the receiver
-  uint32_t slot = 0;    // Complete: device slot; CompletePair: pair index
+  uint16_t edge = 0;  // index of the control edge taken
+  int32_t call = -1;  // Issue: the call; IssueGroup: the group alternative; Spawn: the thread
+  uint16_t comm = 0;  // Complete, CompletePair
+  uint16_t peer = 0;  // CompletePair: the receiver
+  uint32_t slot = 0;  // Complete: device slot; CompletePair: pair index
   bool operator==(const Step&) const = default;
 };
 

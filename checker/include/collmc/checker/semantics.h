@@ -15,9 +15,9 @@ namespace collmc::checker {
 // at (or behind) a stream's head.
 struct BlockedCall {
   int rank = 0;
-  int thread = -1;  // host thread, or -1 for a stream
-  int stream = -1;  // stream id for device ops
-  int call = -1;    // the call it is in (-1: finished, nothing pending)
+  int thread = -1;        // host thread, or -1 for a stream
+  int stream = -1;        // stream id for device ops
+  int call = -1;          // the call it is in (-1: finished, nothing pending)
   bool finished = false;  // a host thread that ended
   std::string reason;
 };

@@ -46,8 +46,8 @@ struct DevicePart {
   PartKind kind = PartKind::Collective;
   uint8_t symmetric = 0;
   uint8_t done = 0;
-  uint16_t peer = 0;  // send/recv: the other world rank
-  uint32_t slot = 0;  // collective: device slot; send/recv: index of the pair
+  uint16_t peer = 0;   // send/recv: the other world rank
+  uint32_t slot = 0;   // collective: device slot; send/recv: index of the pair
   uint64_t count = 0;  // send/recv: the element count at issue, compared with the peer's
   bool operator==(const DevicePart&) const = default;
 };

@@ -24,8 +24,8 @@ struct MegatronConfig {
 
 // A group family: disjoint rank lists covering the world.
 struct GroupFamily {
-  std::string name;       // the scenario's comm family name
-  std::string megatron;   // Megatron's name for it
+  std::string name;      // the scenario's comm family name
+  std::string megatron;  // Megatron's name for it
   std::vector<std::vector<int>> groups;
 };
 

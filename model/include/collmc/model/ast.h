@@ -64,7 +64,7 @@ struct Stmt {
 struct CommDecl {
   std::string name;
   SourceLoc loc;
-  bool family = false;                  // `{[..], [..]}`
+  bool family = false;                      // `{[..], [..]}`
   std::vector<std::vector<int>> instances;  // one for a plain comm
   std::optional<CommMode> mode;
   bool uninit = false;
@@ -72,8 +72,8 @@ struct CommDecl {
 
 struct RankBody {
   SourceLoc loc;
-  bool star = false;         // `rank *`
-  std::vector<int> ranks;    // the ranks named by the header
+  bool star = false;       // `rank *`
+  std::vector<int> ranks;  // the ranks named by the header
   std::vector<Stmt> body;
 };
 

@@ -37,7 +37,7 @@ enum class OpKind : uint8_t {
   SyncDevice,
 };
 
-std::string_view op_name(OpKind kind);  // the scenario keyword ("register", "sync", ...)
+std::string_view op_name(OpKind kind);                         // the scenario keyword ("register", "sync", ...)
 std::optional<OpKind> op_from_keyword(std::string_view word);  // not for `sync` (two forms)
 
 bool is_collective(OpKind kind);  // all_reduce .. all_to_all (not send/recv, not barrier)
@@ -59,13 +59,13 @@ struct Knobs {
 
 // SEMANTICS.md §1, plus the two composite forms the table names.
 enum class OpClass : uint8_t {
-  HostBlocking,       // HBC: blocks until every member made the matching call
-  StreamOrdered,      // SOC: enqueued on a stream; completes on the device
-  Local,              // returns at once
-  DeviceSync,         // DEVSYNC: waits until some of its own device work drained
-  StreamThenSync,     // barrier (nccl): a SOC, then a DEVSYNC on it
-  LocalAfterSync,     // cuda_free, destroy (nccl): a DEVSYNC, then local effect
-  HostPair,           // send/recv (mpi): a synchronous pair
+  HostBlocking,    // HBC: blocks until every member made the matching call
+  StreamOrdered,   // SOC: enqueued on a stream; completes on the device
+  Local,           // returns at once
+  DeviceSync,      // DEVSYNC: waits until some of its own device work drained
+  StreamThenSync,  // barrier (nccl): a SOC, then a DEVSYNC on it
+  LocalAfterSync,  // cuda_free, destroy (nccl): a DEVSYNC, then local effect
+  HostPair,        // send/recv (mpi): a synchronous pair
 };
 
 OpClass op_class(OpKind kind, Profile profile);

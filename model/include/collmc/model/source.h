@@ -20,8 +20,8 @@ struct SourceFile {
 
 struct SourceLoc {
   std::shared_ptr<const SourceFile> file;
-  int line = 0;    // 1-based
-  int column = 0;  // 1-based, in bytes
+  int line = 0;             // 1-based
+  int column = 0;           // 1-based, in bytes
   std::string str() const;  // "file:line:col"
   std::string file_name() const;
 };

@@ -21,7 +21,7 @@ struct CommInstance {
   int id = 0;
   std::string name;  // "A", or "dp{0,1}" for the instance of family dp holding ranks 0 and 1
   std::string decl_name;
-  int instance = 0;  // index within its family
+  int instance = 0;          // index within its family
   std::vector<int> members;  // sorted world ranks
   CommMode mode = CommMode::Blocking;
   bool uninit = false;
@@ -43,12 +43,12 @@ struct Call {
   int buffer2 = -1;
   uint64_t size = kDefaultBufferSize;  // alloc, cuda_malloc
   RegFlag flag = RegFlag::Symmetric;
-  int peer = -1;           // send/recv, world rank
-  int root = -1;           // world rank, -1 when not given
-  int64_t count = -1;      // -1: derived from the buffer's size
-  int dtype = 0;           // index into World::dtypes
-  int redop = 0;           // index into World::redops
-  int stream = 0;          // index into World::streams; 0 is `main`
+  int peer = -1;       // send/recv, world rank
+  int root = -1;       // world rank, -1 when not given
+  int64_t count = -1;  // -1: derived from the buffer's size
+  int dtype = 0;       // index into World::dtypes
+  int redop = 0;       // index into World::redops
+  int stream = 0;      // index into World::streams; 0 is `main`
   SourceLoc loc;
   std::string text;         // the statement as written
   std::string usage_error;  // a problem found without search; the checker reports it when reached
@@ -58,8 +58,8 @@ struct Call {
 struct ProgramNode {
   enum class Kind : uint8_t { Call, Seq, Group, AnyOrder, Either, Spawn };
   Kind kind = Kind::Seq;
-  int call = -1;    // Kind::Call
-  int thread = -1;  // Kind::Spawn
+  int call = -1;                      // Kind::Call
+  int thread = -1;                    // Kind::Spawn
   std::vector<ProgramNode> children;  // Seq, Group (calls), AnyOrder, Either (one per alternative)
 };
 
@@ -90,7 +90,7 @@ struct World {
   std::vector<std::string> dtypes;   // [0] = "float32"
   std::vector<std::string> redops;   // [0] = "sum"
   std::vector<Call> calls;
-  std::vector<RankProgram> programs;  // one per rank
+  std::vector<RankProgram> programs;       // one per rank
   std::vector<Diagnostic> usage_problems;  // the static usage errors (also on their calls)
   std::vector<std::string> notes;          // assumptions the verdict depends on
 
