@@ -18,8 +18,9 @@ constexpr int kExitBadInput = 2;
 constexpr int kExitInconclusive = 3;
 
 void usage(std::ostream& out) {
-  out << "usage: collmc check FILE... [--json OUT] [--shortest] [--no-reduction] [--max-states N]\n"
-         "                          [--time-limit S] [--max-memory MiB] [--quiet] [--expect]\n"
+  out << "usage: collmc check FILE... [--json OUT] [--dot OUT] [--svg OUT] [--full-graph] [--shortest]\n"
+         "                          [--no-reduction] [--max-states N] [--time-limit S] [--max-memory MiB]\n"
+         "                          [--quiet] [--expect]\n"
          "       collmc test PATH... [--max-states N] [--time-limit S] [--max-memory MiB]\n"
          "exit: 0 safe, 1 violation, 2 bad input, 3 inconclusive\n";
 }
@@ -50,9 +51,31 @@ int exit_code(Verdict v) {
   return kExitViolation;
 }
 
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  if (!out || !(out << text)) throw std::runtime_error("cannot write " + path);
+}
+
+void write_graph_outputs(const po::variables_map& vm, const collmc::checker::CheckResult& result) {
+  if (!vm.count("dot") && !vm.count("svg")) return;
+  if (result.wait_for.empty()) {
+    std::cerr << "note: no wait-for graph (the verdict is " << collmc::model::verdict_name(result.verdict)
+              << "); --dot/--svg not written\n";
+    return;
+  }
+  collmc::checker::DotOptions dot_options;
+  dot_options.full_graph = vm.count("full-graph") > 0;
+  const std::string dot = collmc::checker::wait_for_dot(*result.world, result.wait_for, dot_options);
+  if (vm.count("dot")) write_file(vm["dot"].as<std::string>(), dot);
+  if (vm.count("svg")) write_file(vm["svg"].as<std::string>(), collmc::checker::render_svg(dot));
+}
+
 int cmd_check(const std::vector<std::string>& args) {
   po::options_description d = search_options();
   d.add_options()("json", po::value<std::string>(), "write the JSON result to OUT")(
+      "dot", po::value<std::string>(), "write the wait-for graph (deadlocks) as Graphviz DOT to OUT")(
+      "svg", po::value<std::string>(), "render the wait-for graph (deadlocks) to SVG with Graphviz")(
+      "full-graph", "draw every rank (default: the ranks on or next to a cycle, same roles folded)")(
       "quiet", "print only the verdict line")("expect", "compare each file's verdict with its expect line")(
       "file", po::value<std::vector<std::string>>(), "scenario");
   po::positional_options_description pos;
@@ -64,7 +87,8 @@ int cmd_check(const std::vector<std::string>& args) {
   const auto files = vm["file"].as<std::vector<std::string>>();
   const bool quiet = vm.count("quiet") > 0;
   const bool expect = vm.count("expect") > 0;
-  if (vm.count("json") && files.size() != 1) throw po::error("--json takes one scenario file");
+  for (const char* single : {"json", "dot", "svg"})
+    if (vm.count(single) && files.size() != 1) throw po::error(std::string("--") + single + " takes one scenario file");
   const auto options = to_search(vm);
   int worst = kExitSafe;
   bool all_agree = true;
@@ -79,11 +103,8 @@ int cmd_check(const std::vector<std::string>& args) {
       } else {
         std::cout << collmc::checker::text_report(result, false);
       }
-      if (vm.count("json")) {
-        std::ofstream out(vm["json"].as<std::string>());
-        if (!out) throw std::runtime_error("cannot write " + vm["json"].as<std::string>());
-        out << collmc::checker::json_report(result);
-      }
+      if (vm.count("json")) write_file(vm["json"].as<std::string>(), collmc::checker::json_report(result));
+      write_graph_outputs(vm, result);
       if (expect) {
         bool agree = result.agrees_with_expect();
         if (!world.expect) std::cout << file << ": no 'expect' line\n";

@@ -35,6 +35,7 @@ CheckResult check(const model::World& world, const SearchOptions& options) {
   }
   if (found.verdict != model::Verdict::Safe && found.verdict != model::Verdict::Inconclusive)
     r.blocked = semantics.blocked(found.end_state);
+  if (found.verdict == model::Verdict::Deadlock) r.wait_for = build_wait_for_graph(semantics, found.end_state);
   if (found.violation && found.violation->thread >= 0)
     for (auto& b : r.blocked)
       if (b.rank == found.violation->rank && b.thread == found.violation->thread) {

@@ -46,6 +46,31 @@ std::string stats_line(const SearchStats& s) {
          fmt("%.1f", static_cast<double>(s.peak_rss_bytes) / (1 << 20)) + " MiB)";
 }
 
+nlohmann::ordered_json wait_for_json(const WaitForGraph& g) {
+  using json = nlohmann::ordered_json;
+  json nodes = json::array();
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const auto& n = g.nodes[i];
+    const char* kind = n.kind == WaitNode::Kind::HostThread   ? "host"
+                       : n.kind == WaitNode::Kind::StreamHead ? "stream"
+                                                              : "exited";
+    json jn = {{"id", i}, {"kind", kind}, {"rank", n.rank}, {"label", n.label}, {"on_cycle", n.on_cycle}};
+    if (n.thread >= 0) jn["thread"] = n.thread;
+    if (n.stream >= 0) jn["stream"] = n.stream;
+    jn["call"] = n.call >= 0 ? json(n.call) : json(nullptr);
+    if (!n.location.empty()) jn["location"] = n.location;
+    nodes.push_back(jn);
+  }
+  json edges = json::array();
+  for (const auto& e : g.edges) {
+    json je = {{"from", e.from}, {"to", e.to}, {"label", e.label}, {"on_cycle", e.on_cycle}};
+    if (e.comm >= 0) je["comm"] = e.comm;
+    if (e.slot >= 0) je["slot"] = e.slot;
+    edges.push_back(je);
+  }
+  return json{{"nodes", nodes}, {"edges", edges}, {"cycles", g.cycles}, {"explanations", g.explanations}};
+}
+
 }  // namespace
 
 std::string text_report(const CheckResult& r, bool verbose) {
@@ -109,6 +134,10 @@ std::string text_report(const CheckResult& r, bool verbose) {
         out << b.reason << "\n";
       }
     }
+  }
+  if (!r.wait_for.explanations.empty()) {
+    out << (r.wait_for.cycles.empty() ? "cause:\n" : "wait-for cycle:\n");
+    for (const auto& e : r.wait_for.explanations) out << "  " << e << "\n";
   }
   out << "statistics: " << stats_line(r.stats) << "\n";
   return out.str();
@@ -228,6 +257,7 @@ std::string json_report(const CheckResult& r) {
     blocked.push_back(jb);
   }
   j["blocked"] = blocked;
+  j["wait_for_graph"] = wait_for_json(r.wait_for);
   return j.dump(2) + "\n";
 }
 

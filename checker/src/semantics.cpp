@@ -1058,4 +1058,165 @@ std::vector<BlockedCall> Semantics::blocked(const State& s) const {
   return out;
 }
 
+std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
+  std::vector<WaitDependency> out;
+  auto stream_of = [&](int rank, PartKind kind, int comm, uint32_t slot, int peer) {
+    const auto& rs = s.ranks[static_cast<size_t>(rank)];
+    for (size_t st = 0; st < rs.streams.size(); ++st)
+      for (const auto& e : rs.streams[st])
+        for (const auto& p : e.parts)
+          if (!p.done && p.kind == kind && p.comm == comm && p.slot == slot && (peer < 0 || p.peer == peer))
+            return static_cast<int>(st);
+    return -1;
+  };
+  auto member = [&](int rank, int comm) -> const MemberState& {
+    return s.ranks[static_cast<size_t>(rank)].members[static_cast<size_t>(local_index(rank, comm))];
+  };
+  auto on_host_slot = [&](WaitDependency d, int comm, uint32_t slot) {
+    d.comm = comm;
+    d.slot = static_cast<int>(slot);
+    d.label = "host slot " + std::to_string(slot) + " of " + world_.comm_name(comm);
+    for (int m : world_.comms[static_cast<size_t>(comm)].members)
+      if (member(m, comm).host_issued <= slot) {
+        d.target_rank = m;
+        out.push_back(d);
+      }
+  };
+  auto on_connect = [&](WaitDependency d, int comm) {
+    d.comm = comm;
+    d.label = "connect of " + world_.comm_name(comm);
+    for (int m : world_.comms[static_cast<size_t>(comm)].members)
+      if (!(member(m, comm).flags & kConnectReached)) {
+        d.target_rank = m;
+        out.push_back(d);
+      }
+  };
+  auto on_own_streams = [&](WaitDependency d, int rank, int only_stream, int only_comm, const std::string& label) {
+    const auto& rs = s.ranks[static_cast<size_t>(rank)];
+    d.label = label;
+    d.target_rank = rank;
+    for (size_t st = 0; st < rs.streams.size(); ++st) {
+      if (rs.streams[st].empty() || (only_stream >= 0 && static_cast<int>(st) != only_stream)) continue;
+      if (only_comm >= 0) {
+        bool has = false;
+        for (const auto& e : rs.streams[st])
+          for (const auto& p : e.parts) has = has || (!p.done && p.comm == only_comm);
+        if (!has) continue;
+      }
+      d.target_stream = static_cast<int>(st);
+      out.push_back(d);
+    }
+  };
+  for (int r = 0; r < world_.ranks; ++r) {
+    const auto& rs = s.ranks[static_cast<size_t>(r)];
+    for (size_t t = 0; t < rs.threads.size(); ++t) {
+      const auto& ts = rs.threads[t];
+      if (ts.node < 0) continue;
+      WaitDependency base;
+      base.rank = r;
+      base.thread = static_cast<int>(t);
+      bool waiting = false;
+      for (const auto& w : ts.waits) {
+        if (wait_holds(s, r, w)) continue;
+        waiting = true;
+        WaitDependency d = base;
+        d.call = static_cast<int>(w.call);
+        switch (w.kind) {
+          case WaitKind::HostSlot:
+            on_host_slot(d, w.comm, w.a);
+            break;
+          case WaitKind::Connect:
+            on_connect(d, w.comm);
+            break;
+          case WaitKind::P2pConnect:
+          case WaitKind::P2pHost:
+            d.comm = w.comm;
+            d.target_rank = static_cast<int>(w.a);
+            d.label = (w.kind == WaitKind::P2pConnect ? "p2p connect on " : "send/recv on ") + world_.comm_name(w.comm);
+            out.push_back(d);
+            break;
+          case WaitKind::DevDone:
+            d.comm = w.comm;
+            d.slot = static_cast<int>(w.a);
+            on_own_streams(d, r, stream_of(r, PartKind::Collective, w.comm, w.a, -1), -1,
+                           "its device slot " + std::to_string(w.a) + " of " + world_.comm_name(w.comm));
+            break;
+        }
+      }
+      if (waiting) continue;
+      const auto& node = control_.nodes[static_cast<size_t>(ts.node)];
+      for (const auto& e : node.edges) {
+        if (e.kind != ControlEdge::Kind::Call) continue;
+        const Call& c = world_.calls[static_cast<size_t>(e.call)];
+        if (guard_holds(s, r, c)) continue;
+        WaitDependency d = base;
+        d.call = e.call;
+        if (c.comm >= 0 && world_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Nonblocking &&
+            c.kind != OpKind::Abort) {
+          const auto& m = member(r, c.comm);
+          if (m.host_issued > 0 && !host_slot_complete(s, c.comm, m.host_issued - 1)) {
+            on_host_slot(d, c.comm, m.host_issued - 1);
+            continue;
+          }
+          if ((m.flags & kConnectReached) && world_.knobs.runtime_connect && !connect_complete(s, c.comm)) {
+            on_connect(d, c.comm);
+            continue;
+          }
+        }
+        if (c.kind == OpKind::SyncStream)
+          on_own_streams(d, r, c.stream, -1, "stream " + world_.streams[static_cast<size_t>(c.stream)]);
+        else if (c.kind == OpKind::Finalize || c.kind == OpKind::Destroy)
+          on_own_streams(d, r, -1, c.comm, "its work on " + world_.comm_name(c.comm));
+        else
+          on_own_streams(d, r, -1, -1, "the device");
+      }
+    }
+    auto running = running_entries(rs);
+    for (size_t st = 0; st < rs.streams.size(); ++st) {
+      if (rs.streams[st].empty()) continue;
+      const StreamEntry& head = rs.streams[st].front();
+      WaitDependency base;
+      base.rank = r;
+      base.stream = static_cast<int>(st);
+      if (std::find(running.begin(), running.end(), &head) == running.end()) {
+        WaitDependency d = base;
+        d.call = static_cast<int>(head.parts.front().call);
+        for (const StreamEntry* e : running)
+          for (size_t other = 0; other < rs.streams.size(); ++other)
+            if (!rs.streams[other].empty() && &rs.streams[other].front() == e) {
+              d.target_rank = r;
+              d.target_stream = static_cast<int>(other);
+              d.label = "older op (serialized streams)";
+              out.push_back(d);
+            }
+        continue;
+      }
+      for (const auto& p : head.parts) {
+        if (p.done) continue;
+        WaitDependency d = base;
+        d.call = static_cast<int>(p.call);
+        d.comm = p.comm;
+        d.slot = static_cast<int>(p.slot);
+        if (p.kind == PartKind::Collective) {
+          d.label = "device slot " + std::to_string(p.slot) + " of " + world_.comm_name(p.comm);
+          for (int m : world_.comms[p.comm].members) {
+            if (m == r || running_part(s, m, PartKind::Collective, p.comm, p.slot, -1)) continue;
+            d.target_rank = m;
+            d.target_stream = stream_of(m, PartKind::Collective, p.comm, p.slot, -1);
+            out.push_back(d);
+          }
+        } else {
+          const PartKind other = p.kind == PartKind::Send ? PartKind::Recv : PartKind::Send;
+          if (running_part(s, p.peer, other, p.comm, p.slot, r)) continue;
+          d.label = "send/recv " + std::to_string(p.slot) + " on " + world_.comm_name(p.comm);
+          d.target_rank = p.peer;
+          d.target_stream = stream_of(p.peer, other, p.comm, p.slot, r);
+          out.push_back(d);
+        }
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace collmc::checker

@@ -7,6 +7,7 @@
 
 #include "collmc/checker/search.h"
 #include "collmc/checker/semantics.h"
+#include "collmc/checker/wait_for_graph.h"
 #include "collmc/model/world.h"
 
 namespace collmc::checker {
@@ -29,6 +30,7 @@ struct CheckResult {
   std::optional<Violation> violation;
   std::vector<ScheduleStep> schedule;
   std::vector<BlockedCall> blocked;  // where every rank stands at the end of the schedule
+  WaitForGraph wait_for;             // for deadlocks: who waits for whom, and the cycles
   // The linearized program each thread executed along the schedule: [rank][thread] -> call ids.
   std::vector<std::vector<std::vector<int>>> executed;
   SearchStats stats;

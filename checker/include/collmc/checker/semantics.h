@@ -22,6 +22,21 @@ struct BlockedCall {
   std::string reason;
 };
 
+// One "cannot proceed until" of a stuck state (SEMANTICS.md §5): a host thread (thread >= 0) or a
+// stream head (stream >= 0) of `rank` waits for `target_rank`'s host (target_stream < 0: its
+// blocked threads, or its exit) or for the head of `target_stream` of `target_rank`.
+struct WaitDependency {
+  int rank = 0;
+  int thread = -1;
+  int stream = -1;
+  int call = -1;  // the call the waiting thread or stream head is in
+  int target_rank = 0;
+  int target_stream = -1;
+  int comm = -1;
+  int slot = -1;
+  std::string label;
+};
+
 class Semantics final : public NextState, public IndependenceInfo {
  public:
   explicit Semantics(const model::World& world);
@@ -48,6 +63,8 @@ class Semantics final : public NextState, public IndependenceInfo {
   std::vector<int> step_calls(const Step& step) const;
   // Every host thread and non-empty stream of every rank: what it waits for.
   std::vector<BlockedCall> blocked(const State& s) const;
+  // Every wait of every blocked thread and stuck stream head, for the wait-for graph.
+  std::vector<WaitDependency> wait_dependencies(const State& s) const;
 
   // Whether every wait of `thread` of `rank` holds.
   bool waits_hold(const State& s, int rank, const ThreadState& thread) const;

@@ -1,0 +1,15 @@
+// A self-contained HTML report of a CheckResult: verdict, communicators, the schedule as a time line
+// with one lane per rank, the wait-for graph and the statistics. One file, no external resources.
+#pragma once
+
+#include <string>
+
+#include "collmc/checker/check.h"
+
+namespace collmc::checker {
+
+// `graph_svg`: the wait-for graph already rendered (render_svg(wait_for_dot(...))), embedded inline;
+// empty when there is none. Sections carry stable ids: verdict, comms, timeline, graph, stats.
+std::string html_report(const CheckResult& result, const std::string& graph_svg);
+
+}  // namespace collmc::checker

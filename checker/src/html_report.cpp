@@ -1,0 +1,515 @@
+// The HTML rendering of a CheckResult: one self-contained page (inline CSS, no scripts, nothing
+// fetched). The time line is a CSS grid per rank lane; every lane uses the same fixed column widths,
+// so the lanes line up and a device completion is drawn as one connector made of a piece per lane.
+#include "collmc/checker/html_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <string_view>
+
+namespace collmc::checker {
+
+namespace {
+
+std::string esc(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string mib(uint64_t bytes) { return fmt("%.1f", static_cast<double>(bytes) / (1 << 20)) + " MiB"; }
+
+std::string loc_short(const model::SourceLoc& loc) { return loc.file_name() + ":" + std::to_string(loc.line); }
+
+const char* kStyle = R"CSS(
+:root { --red: #c62828; --green: #2e7d32; --amber: #b26a00; --orange: #d84315; --ink: #1f2328; --muted: #656d76;
+  --line: #d0d7de; --dev: #6a1b9a; }
+* { box-sizing: border-box; }
+body { margin: 0; padding: 16px 20px 40px; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica,
+  Arial, sans-serif; color: var(--ink); background: #fff; }
+code, .mono, .call, .marker, .comm-name { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas,
+  "DejaVu Sans Mono", "Liberation Mono", monospace; }
+h1 { font-size: 22px; margin: 0 0 6px; }
+h2 { font-size: 16px; margin: 0 0 8px; }
+h3 { font-size: 14px; margin: 12px 0 6px; }
+section { margin: 0 0 18px; padding: 12px 14px; border: 1px solid var(--line); border-radius: 8px; }
+p { margin: 4px 0; }
+.muted { color: var(--muted); }
+table { border-collapse: collapse; }
+th, td { text-align: left; padding: 3px 10px 3px 0; border-bottom: 1px solid #eaeef2; vertical-align: top; }
+th { font-weight: 600; color: var(--muted); font-size: 12px; }
+
+/* verdict */
+#verdict { border-width: 2px 2px 2px 8px; }
+#verdict .verdict-name { display: inline-block; padding: 1px 10px; border-radius: 6px; color: #fff;
+  font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", monospace; }
+#verdict .scenario-name { font-weight: 600; }
+.verdict-safe { border-color: var(--green); } .verdict-safe .verdict-name { background: var(--green); }
+.verdict-deadlock { border-color: var(--red); } .verdict-deadlock .verdict-name { background: var(--red); }
+.verdict-inconclusive { border-color: var(--amber); } .verdict-inconclusive .verdict-name { background: var(--amber); }
+.verdict-mismatch, .verdict-divergent_kernel, .verdict-use_after_deregister, .verdict-use_after_free,
+.verdict-usage_error { border-color: var(--orange); }
+.verdict-mismatch .verdict-name, .verdict-divergent_kernel .verdict-name, .verdict-use_after_deregister .verdict-name,
+.verdict-use_after_free .verdict-name, .verdict-usage_error .verdict-name { background: var(--orange); }
+.expect.agrees b { color: var(--green); } .expect.disagrees b { color: var(--red); }
+.violation { margin: 8px 0; padding: 6px 10px; background: #fff1ee; border-left: 4px solid var(--orange); }
+.notes { margin: 6px 0 0; padding-left: 20px; color: var(--muted); }
+
+/* time line */
+.legend { display: flex; flex-wrap: wrap; gap: 6px 16px; font-size: 12px; color: var(--muted); margin: 4px 0 10px;
+  align-items: center; }
+.legend span.sw { display: inline-flex; align-items: center; gap: 5px; }
+.tl-scroll { overflow-x: auto; border: 1px solid var(--line); border-radius: 6px; }
+.tl { width: max-content; min-width: 100%; }
+.tl-head, .lane { display: grid; grid-template-columns: var(--cols); }
+.tl-head { font-size: 11px; color: var(--muted); background: #f6f8fa; border-bottom: 1px solid var(--line); }
+.tl-head > div { padding: 3px 2px; text-align: center; white-space: nowrap; overflow: hidden; }
+.tl-head .corner, .lane-label { position: sticky; left: 0; z-index: 3; text-align: left; }
+.tl-head .corner { background: #f6f8fa; padding-left: 8px; }
+.tl-head .endh, .lane .end { position: sticky; right: 0; z-index: 3; }
+.tl-head .endh { background: #f6f8fa; text-align: left; padding-left: 8px; }
+.lane { min-height: 44px; background: #fff; box-shadow: inset 0 -1px 0 #eaeef2; }
+.tl > .lane:nth-child(odd) { background: #f9fafb; }
+.lane-label { padding: 5px 8px; font-weight: 600; font-size: 13px; background: inherit;
+  box-shadow: inset -1px 0 0 var(--line), inset 0 -1px 0 #eaeef2; }
+.lane-label small { display: block; font-weight: 400; font-size: 10px; color: var(--muted); line-height: 1.25;
+  overflow-wrap: anywhere; }
+.call { align-self: center; margin: 4px 3px; padding: 3px 5px; font-size: 11px; line-height: 1.25;
+  border: 1px solid #8c959f; border-radius: 4px; background: #fff; overflow-wrap: anywhere; z-index: 1; }
+.call.group { border-style: double; border-width: 3px; padding: 1px 4px; }
+.call .grp, .call .thr { display: block; font-size: 9px; color: var(--muted); }
+.call.stuck { border: 2px dashed var(--red); }
+.call.violating { border: 2px solid var(--orange); background: #fff1ee; }
+.conn { position: relative; z-index: 1; }
+.conn .seg { position: absolute; left: 50%; width: 3px; margin-left: -1.5px; background: var(--dev); }
+.conn .seg.full { top: 0; bottom: 0; } .conn .seg.down { top: 50%; bottom: 0; } .conn .seg.up { top: 0; bottom: 50%; }
+.conn.pass .seg { background: repeating-linear-gradient(to bottom, var(--dev) 0 4px, transparent 4px 7px); width: 2px;
+  margin-left: -1px; }
+.conn .dot { position: absolute; top: 50%; left: 50%; width: 12px; height: 12px; margin: -6px 0 0 -6px;
+  border-radius: 50%; background: var(--dev); border: 2px solid var(--dev); }
+.conn .dot.recv { background: #fff; }
+.conn .cap { position: absolute; top: 1px; left: 0; right: 0; text-align: center; font-size: 9px; color: var(--dev);
+  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.small { position: relative; }
+.small .choose, .small .spawn { position: absolute; top: 50%; left: 50%; }
+.small .choose { width: 9px; height: 9px; margin: -4.5px 0 0 -4.5px; transform: rotate(45deg); background: #8c959f; }
+.small .spawn { width: 12px; height: 12px; margin: -6px 0 0 -6px; border-radius: 50%; border: 2px solid #0969da;
+  background: #fff; }
+.lane .end { padding: 3px 6px; background: inherit; box-shadow: inset 1px 0 0 var(--line), -4px 0 6px -4px #0003,
+  inset 0 -1px 0 #eaeef2; display: flex; flex-direction: column; gap: 3px; justify-content: center; }
+.marker { font-size: 11px; line-height: 1.25; padding: 2px 6px; border-radius: 4px; overflow-wrap: anywhere; }
+.marker .mk { font-family: system-ui, sans-serif; font-size: 10px; font-weight: 600; margin-right: 4px; }
+.marker.blocked { border: 2px solid var(--red); background: #fff5f5; }
+.marker.blocked .mk { color: var(--red); }
+.marker.violation { border: 2px solid var(--orange); background: #fff1ee; }
+.marker.violation .mk { color: var(--orange); }
+.marker.finished { border: 1px solid var(--green); color: var(--green); background: #f0fff4; }
+.marker.idle { border: 1px dashed #8c959f; color: var(--muted); }
+details { margin-top: 10px; }
+details table td { font-size: 12px; }
+
+/* wait-for graph */
+.svgwrap { overflow: auto; max-height: 80vh; border: 1px solid #eaeef2; border-radius: 6px; padding: 6px; }
+.svgwrap svg { max-width: 100%; height: auto; }
+.explanations li { margin: 3px 0; }
+#stats td:first-child { color: var(--muted); }
+)CSS";
+
+struct Column {
+  enum class Kind { Call, Device, Small } kind = Kind::Call;
+  int width = 0;
+};
+
+// Width of a call column from its text: 11px monospace, wrapped past 190px.
+int text_width(size_t chars) {
+  return std::clamp(static_cast<int>(static_cast<double>(chars) * 6.7 + 18.0), 60, 190);
+}
+
+class Html {
+ public:
+  Html(const CheckResult& r, const std::string& svg) : r_(r), w_(*r.world), svg_(svg) {}
+
+  std::string render() {
+    const std::string verdict(model::verdict_name(r_.verdict));
+    out_ << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+         << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+         << "<title>collmc: " << esc(verdict) << " \xE2\x80\x94 " << esc(scenario_title()) << "</title>\n"
+         << "<style>" << kStyle << "</style>\n</head>\n<body>\n";
+    verdict_section();
+    comms_section();
+    timeline_section();
+    graph_section();
+    stats_section();
+    out_ << "<p class=\"muted\">Generated by collmc.</p>\n</body>\n</html>\n";
+    return out_.str();
+  }
+
+ private:
+  std::string scenario_title() const {
+    if (!w_.name.empty()) return w_.name;
+    return w_.source ? w_.source->path : std::string("scenario");
+  }
+  std::string thread_name(int rank, int thread) const {
+    return w_.programs[static_cast<size_t>(rank)].threads[static_cast<size_t>(thread)].name;
+  }
+  bool multi_threaded(int rank) const { return w_.programs[static_cast<size_t>(rank)].threads.size() > 1; }
+  const model::Call& call(int id) const { return w_.calls[static_cast<size_t>(id)]; }
+
+  void verdict_section() {
+    const std::string verdict(model::verdict_name(r_.verdict));
+    out_ << "<section id=\"verdict\" class=\"verdict verdict-" << esc(verdict) << "\">\n"
+         << "<h1><span class=\"verdict-name\">" << esc(verdict) << "</span> <span class=\"scenario-name\">"
+         << esc(w_.name.empty() ? std::string("(unnamed scenario)") : w_.name) << "</span></h1>\n"
+         << "<p class=\"file\">file: <code>" << esc(w_.source ? w_.source->path : std::string("<scenario>"))
+         << "</code> &middot; " << w_.ranks << " ranks &middot; profile " << esc(model::profile_name(w_.knobs.profile))
+         << ", comm_mode " << esc(model::comm_mode_name(w_.knobs.comm_mode)) << ", runtime_connect "
+         << (w_.knobs.runtime_connect ? "on" : "off") << ", stream_progress "
+         << (w_.knobs.stream_progress == model::StreamProgress::Serialized ? "serialized" : "independent") << "</p>\n";
+    if (w_.expect) {
+      const bool agrees = r_.agrees_with_expect();
+      out_ << "<p class=\"expect " << (agrees ? "agrees" : "disagrees") << "\">expected: <code>"
+           << esc(model::verdict_name(*w_.expect)) << "</code> <b>" << (agrees ? "(agrees)" : "(DISAGREES)")
+           << "</b></p>\n";
+    } else {
+      out_ << "<p class=\"expect none\">expected: <span class=\"muted\">no expect line</span></p>\n";
+    }
+    if (r_.verdict == model::Verdict::Inconclusive)
+      out_ << "<p class=\"limit\">The search stopped at a limit: " << esc(r_.limit)
+           << "; nothing is proven.</p>\n";
+    if (r_.violation) {
+      const auto& v = *r_.violation;
+      out_ << "<div class=\"violation\"><b>" << esc(model::verdict_name(v.verdict)) << "</b>: " << esc(v.message);
+      if (v.call >= 0) out_ << "<br><span class=\"location\">at <code>" << esc(call(v.call).loc.str()) << "</code>";
+      if (v.rank >= 0) {
+        out_ << (v.call >= 0 ? ", " : "<br><span class=\"location\">") << "rank " << v.rank;
+        if (v.thread >= 0) out_ << " thread " << esc(thread_name(v.rank, v.thread));
+      }
+      if (v.call >= 0 || v.rank >= 0) out_ << "</span>";
+      out_ << "</div>\n";
+    }
+    if (r_.verdict == model::Verdict::Deadlock && !r_.wait_for.explanations.empty())
+      out_ << "<p class=\"cause\">" << esc(r_.wait_for.explanations.front()) << "</p>\n";
+    if (!w_.notes.empty()) {
+      out_ << "<ul class=\"notes\">\n";
+      for (const auto& n : w_.notes) out_ << "<li>note: " << esc(n) << "</li>\n";
+      out_ << "</ul>\n";
+    }
+    out_ << "</section>\n";
+  }
+
+  void comms_section() {
+    out_ << "<section id=\"comms\">\n<h2>Communicators (" << w_.comms.size() << ")</h2>\n";
+    if (w_.comms.empty()) {
+      out_ << "<p class=\"muted\">none</p>\n</section>\n";
+      return;
+    }
+    out_ << "<table>\n<thead><tr><th>name</th><th>members</th><th>mode</th><th>uninit</th><th>declared</th></tr>"
+            "</thead>\n<tbody>\n";
+    for (const auto& c : w_.comms) {
+      std::string members;
+      for (size_t i = 0; i < c.members.size(); ++i) members += (i ? ", " : "") + std::to_string(c.members[i]);
+      out_ << "<tr data-comm=\"" << c.id << "\"><td class=\"comm-name\">" << esc(c.name)
+           << "</td><td class=\"members\">" << members << "</td><td class=\"mode\">"
+           << esc(model::comm_mode_name(c.mode)) << "</td><td class=\"uninit\">" << (c.uninit ? "yes" : "no")
+           << "</td><td class=\"muted\">" << esc(c.decl_name == c.name ? std::string() : c.decl_name + " at ")
+           << (c.loc.line > 0 ? esc(loc_short(c.loc)) : std::string()) << "</td></tr>\n";
+    }
+    out_ << "</tbody>\n</table>\n</section>\n";
+  }
+
+  // The ranks a completion joins: the comm's members, or the two ends of a send/recv pair.
+  std::vector<int> joined_ranks(const ScheduleStep& s) const {
+    if (s.kind == StepKind::CompletePair) return {std::min(s.rank, s.peer), std::max(s.rank, s.peer)};
+    if (s.comm >= 0) return w_.comms[static_cast<size_t>(s.comm)].members;
+    return {s.rank};
+  }
+
+  std::string call_lines(const ScheduleStep& s) const {
+    std::string locs;
+    for (int c : s.calls) locs += (locs.empty() ? "" : "; ") + loc_short(call(c).loc);
+    return locs;
+  }
+
+  void timeline_section() {
+    out_ << "<section id=\"timeline\">\n<h2>Schedule (" << r_.schedule.size() << " steps)</h2>\n";
+    const bool lanes = !r_.schedule.empty() || !r_.blocked.empty() || r_.verdict == model::Verdict::Safe;
+    if (r_.schedule.empty()) {
+      if (r_.verdict == model::Verdict::Safe)
+        out_ << "<p class=\"muted\">No bad schedule: every ordering and interleaving ends with every rank "
+                "finished.</p>\n";
+      else if (r_.verdict == model::Verdict::Inconclusive)
+        out_ << "<p class=\"muted\">No schedule: the search stopped at a limit before finding a bad outcome.</p>\n";
+    }
+    if (!lanes) {
+      out_ << "</section>\n";
+      return;
+    }
+    out_ << "<div class=\"legend\"><span class=\"sw\"><span class=\"call\" style=\"margin:0\">call</span> host "
+            "call (tooltip: file:line)</span><span class=\"sw\"><span class=\"call stuck\" style=\"margin:0\">call"
+            "</span> the call the rank is stuck in</span><span class=\"sw\"><svg width=\"14\" height=\"26\" "
+            "aria-hidden=\"true\"><line x1=\"7\" y1=\"5\" x2=\"7\" y2=\"21\" stroke=\"#6a1b9a\" stroke-width=\"3\"/>"
+            "<circle cx=\"7\" cy=\"5\" r=\"5\" fill=\"#6a1b9a\"/><circle cx=\"7\" cy=\"21\" r=\"5\" "
+            "fill=\"#6a1b9a\"/></svg> device completion joining its member ranks</span><span class=\"sw\">"
+            "<svg width=\"12\" height=\"12\" aria-hidden=\"true\"><rect x=\"2\" y=\"2\" width=\"8\" height=\"8\" "
+            "fill=\"#8c959f\" transform=\"rotate(45 6 6)\"/></svg> choice</span><span class=\"sw\"><svg width=\"14\" "
+            "height=\"14\" aria-hidden=\"true\"><circle cx=\"7\" cy=\"7\" r=\"5\" fill=\"#fff\" stroke=\"#0969da\" "
+            "stroke-width=\"2\"/></svg> thread start</span><span class=\"sw\"><span class=\"marker blocked-legend\" "
+            "style=\"border:2px solid #c62828\">blocked</span> where the rank stands at the end (tooltip: why)</span>"
+            "</div>\n";
+
+    // Columns: the rank label, one per step, the end markers.
+    std::vector<Column> cols;
+    for (const auto& s : r_.schedule) {
+      Column c;
+      if (s.kind == StepKind::Issue || s.kind == StepKind::IssueGroup) {
+        c.kind = Column::Kind::Call;
+        size_t chars = s.kind == StepKind::IssueGroup ? 5 : 0;
+        for (int id : s.calls) chars = std::max(chars, call(id).text.size());
+        if (multi_threaded(s.rank)) chars = std::max(chars, thread_name(s.rank, s.thread).size());
+        c.width = text_width(chars);
+      } else if (s.kind == StepKind::Complete || s.kind == StepKind::CompletePair) {
+        c.kind = Column::Kind::Device;
+        c.width = 46;
+      } else {
+        c.kind = Column::Kind::Small;
+        c.width = 22;
+      }
+      cols.push_back(c);
+    }
+    std::string template_cols = "128px";
+    for (const auto& c : cols) template_cols += " " + std::to_string(c.width) + "px";
+    template_cols += " 250px";
+
+    // The box of the call each rank is stuck in (the last step that issued it), and the violating step.
+    std::vector<int> stuck_step(r_.schedule.size(), 0);
+    for (const auto& b : r_.blocked) {
+      if (b.call < 0 || b.finished) continue;
+      for (size_t i = r_.schedule.size(); i-- > 0;) {
+        const auto& s = r_.schedule[i];
+        if (s.rank != b.rank || (b.thread >= 0 && s.thread != b.thread)) continue;
+        if (std::find(s.calls.begin(), s.calls.end(), b.call) != s.calls.end()) {
+          stuck_step[i] = 1;
+          break;
+        }
+      }
+    }
+    if (r_.violation && r_.violation->call >= 0 && !r_.schedule.empty()) {
+      const auto& last = r_.schedule.back();
+      if (std::find(last.calls.begin(), last.calls.end(), r_.violation->call) != last.calls.end())
+        stuck_step.back() = 2;
+    }
+
+    out_ << "<div class=\"tl-scroll\">\n<div class=\"tl\" style=\"--cols: " << template_cols << "\">\n";
+    out_ << "<div class=\"tl-head\"><div class=\"corner\">rank \\ step</div>";
+    for (size_t i = 0; i < r_.schedule.size(); ++i)
+      out_ << "<div title=\"" << esc(r_.schedule[i].text) << "\">" << (i + 1) << "</div>";
+    out_ << "<div class=\"endh\">at the end</div></div>\n";
+
+    for (int rank = 0; rank < w_.ranks; ++rank) {
+      out_ << "<div class=\"lane\" id=\"lane-" << rank << "\" data-rank=\"" << rank << "\">";
+      out_ << "<div class=\"lane-label\" style=\"grid-column:1\">rank " << rank;
+      if (multi_threaded(rank)) {
+        std::string names;
+        for (const auto& t : w_.programs[static_cast<size_t>(rank)].threads)
+          names += (names.empty() ? "" : ", ") + t.name;
+        out_ << "<small>threads: " << esc(names) << "</small>";
+      }
+      std::string comms;
+      for (const auto& c : w_.comms)
+        if (c.has_member(rank)) comms += (comms.empty() ? "" : " ") + c.name;
+      if (!comms.empty()) out_ << "<small>" << esc(comms) << "</small>";
+      out_ << "</div>";
+      for (size_t i = 0; i < r_.schedule.size(); ++i) lane_cell(rank, i, stuck_step[i]);
+      end_markers(rank);
+      out_ << "</div>\n";
+    }
+    out_ << "</div>\n</div>\n";
+
+    if (!r_.schedule.empty()) {
+      out_ << "<details class=\"schedule-list\"><summary>the schedule as a list</summary>\n<table>\n"
+              "<thead><tr><th>#</th><th>step</th><th>location</th></tr></thead>\n<tbody>\n";
+      for (size_t i = 0; i < r_.schedule.size(); ++i) {
+        const auto& s = r_.schedule[i];
+        out_ << "<tr><td>" << (i + 1) << "</td><td class=\"mono\">" << esc(s.text) << "</td><td class=\"mono\">"
+             << esc(call_lines(s)) << "</td></tr>\n";
+      }
+      out_ << "</tbody>\n</table>\n</details>\n";
+    }
+    out_ << "</section>\n";
+  }
+
+  void lane_cell(int rank, size_t i, int stuck) {
+    const auto& s = r_.schedule[i];
+    const std::string col = "grid-column:" + std::to_string(i + 2);
+    switch (s.kind) {
+      case StepKind::Issue:
+      case StepKind::IssueGroup: {
+        if (s.rank != rank) return;
+        out_ << "<div class=\"call" << (s.kind == StepKind::IssueGroup ? " group" : "")
+             << (stuck == 1 ? " stuck" : stuck == 2 ? " violating" : "") << "\" style=\"" << col
+             << "\" data-step=\"" << (i + 1) << "\" title=\"" << esc(call_lines(s)) << "\">";
+        if (multi_threaded(rank)) out_ << "<span class=\"thr\">" << esc(thread_name(rank, s.thread)) << "</span>";
+        if (s.kind == StepKind::IssueGroup) {
+          out_ << "<span class=\"grp\">group</span>";
+          for (int c : s.calls) out_ << "<div>" << esc(call(c).text) << "</div>";
+        } else {
+          for (int c : s.calls) out_ << esc(call(c).text);
+        }
+        out_ << "</div>";
+        return;
+      }
+      case StepKind::Choose:
+      case StepKind::Spawn:
+        if (s.rank != rank) return;
+        out_ << "<div class=\"small\" style=\"" << col << "\" data-step=\"" << (i + 1) << "\" title=\""
+             << esc(s.text) << "\"><span class=\"" << (s.kind == StepKind::Choose ? "choose" : "spawn")
+             << "\"></span></div>";
+        return;
+      case StepKind::Complete:
+      case StepKind::CompletePair: {
+        const std::vector<int> joined = joined_ranks(s);
+        if (joined.empty()) return;
+        const int lo = *std::min_element(joined.begin(), joined.end());
+        const int hi = *std::max_element(joined.begin(), joined.end());
+        if (rank < lo || rank > hi) return;
+        const bool member = std::find(joined.begin(), joined.end(), rank) != joined.end();
+        out_ << "<div class=\"conn" << (member ? "" : " pass") << "\" style=\"" << col << "\" data-step=\"" << (i + 1)
+             << "\" title=\"" << esc(s.text) << "\">";
+        if (lo != hi) out_ << "<span class=\"seg " << (rank == lo ? "down" : rank == hi ? "up" : "full") << "\"></span>";
+        if (member) {
+          const bool recv = s.kind == StepKind::CompletePair && rank == s.peer;
+          out_ << "<span class=\"dot" << (recv ? " recv" : "") << "\"></span>";
+        }
+        if (rank == lo) {
+          const std::string cap = s.kind == StepKind::CompletePair
+                                      ? "p2p " + std::to_string(s.slot)
+                                      : w_.comm_name(s.comm) + " #" + std::to_string(s.slot);
+          out_ << "<span class=\"cap\">" << esc(cap) << "</span>";
+        }
+        out_ << "</div>";
+        return;
+      }
+    }
+  }
+
+  void end_markers(int rank) {
+    out_ << "<div class=\"end\" style=\"grid-column:-2/-1\">";
+    bool any = false;
+    for (const auto& b : r_.blocked) {
+      if (b.rank != rank) continue;
+      any = true;
+      std::string where = b.call >= 0 ? " (" + loc_short(call(b.call).loc) + ")" : std::string();
+      if (b.stream >= 0) {
+        out_ << "<div class=\"marker blocked stream\" title=\"" << esc(b.reason) << "\"><span class=\"mk\">stream "
+             << esc(w_.streams[static_cast<size_t>(b.stream)]) << "</span>"
+             << (b.call >= 0 ? esc(call(b.call).text) : std::string()) << "</div>";
+        continue;
+      }
+      const std::string thread = multi_threaded(rank) ? thread_name(rank, b.thread) + ": " : std::string();
+      const bool violating = r_.violation && r_.violation->rank == rank && r_.violation->thread == b.thread;
+      if (b.finished) {
+        out_ << "<div class=\"marker finished\" title=\"finished\">" << esc(thread) << "finished</div>";
+      } else if (b.call >= 0) {
+        out_ << "<div class=\"marker " << (violating ? "violation" : "blocked") << "\" title=\""
+             << esc(b.reason + where) << "\"><span class=\"mk\">"
+             << (violating ? esc(model::verdict_name(r_.violation->verdict)) : std::string("blocked")) << "</span>"
+             << esc(thread) << esc(call(b.call).text) << "</div>";
+      } else {
+        out_ << "<div class=\"marker idle\" title=\"" << esc(b.reason) << "\">" << esc(thread) << esc(b.reason)
+             << "</div>";
+      }
+    }
+    if (!any && r_.verdict == model::Verdict::Safe)
+      out_ << "<div class=\"marker finished\" title=\"every schedule ends with this rank finished\">finished</div>";
+    out_ << "</div>";
+  }
+
+  void graph_section() {
+    out_ << "<section id=\"graph\">\n<h2>Wait-for graph</h2>\n";
+    if (r_.verdict != model::Verdict::Deadlock || r_.wait_for.empty()) {
+      out_ << "<p class=\"none muted\">There is no wait-for graph: the verdict is <code>"
+           << esc(model::verdict_name(r_.verdict)) << "</code>"
+           << (r_.verdict == model::Verdict::Deadlock ? ", but no rank waits for another" : ", not a deadlock")
+           << ".</p>\n</section>\n";
+      return;
+    }
+    const size_t at = svg_.find("<svg");
+    if (at != std::string::npos)
+      out_ << "<div class=\"svgwrap\">\n" << svg_.substr(at) << "\n</div>\n";
+    else
+      out_ << "<p class=\"muted\">The graph was not rendered (Graphviz missing?); the cycle is below.</p>\n";
+    if (!r_.wait_for.explanations.empty()) {
+      out_ << "<h3>" << (r_.wait_for.cycles.empty() ? "Cause" : r_.wait_for.cycles.size() == 1 ? "Cycle" : "Cycles")
+           << "</h3>\n<ol class=\"explanations\">\n";
+      for (const auto& e : r_.wait_for.explanations) out_ << "<li>" << esc(e) << "</li>\n";
+      out_ << "</ol>\n";
+    }
+    out_ << "</section>\n";
+  }
+
+  void stats_section() {
+    const auto& s = r_.stats;
+    const auto& o = r_.options;
+    out_ << "<section id=\"stats\">\n<h2>Statistics</h2>\n<table>\n";
+    auto row = [&](const char* key, const std::string& value) {
+      out_ << "<tr><td>" << key << "</td><td class=\"mono\">" << esc(value) << "</td></tr>\n";
+    };
+    row("states", std::to_string(s.states));
+    row("transitions", std::to_string(s.transitions));
+    row("expanded", std::to_string(s.expanded));
+    row("max depth", std::to_string(s.max_depth));
+    row("time", fmt("%.3f", s.seconds) + " s");
+    row("states/s", fmt("%.0f", s.states_per_second()));
+    row("memory", mib(s.memory_bytes) + " (peak RSS " + mib(s.peak_rss_bytes) + ")");
+    row("search", o.shortest ? "breadth-first (shortest)" : "depth-first");
+    row("reduction", o.reduction ? "persistent sets" : "none");
+    std::string limits;
+    if (o.max_states) limits += "max states " + std::to_string(o.max_states);
+    if (o.time_limit_s > 0) limits += (limits.empty() ? "" : ", ") + ("time " + fmt("%g", o.time_limit_s) + " s");
+    if (o.max_memory_mib) limits += (limits.empty() ? "" : ", ") + ("memory " + std::to_string(o.max_memory_mib) + " MiB");
+    row("limits", limits.empty() ? "none" : limits);
+    if (!r_.limit.empty()) row("stopped by", r_.limit);
+    out_ << "</table>\n</section>\n";
+  }
+
+  const CheckResult& r_;
+  const model::World& w_;
+  const std::string& svg_;
+  std::ostringstream out_;
+};
+
+}  // namespace
+
+std::string html_report(const CheckResult& result, const std::string& graph_svg) {
+  return Html(result, graph_svg).render();
+}
+
+}  // namespace collmc::checker
