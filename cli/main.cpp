@@ -4,8 +4,11 @@
 #include <iostream>
 
 #include "collmc/checker/check.h"
+#include "collmc/checker/html_report.h"
 #include "collmc/checker/suite.h"
 #include "collmc/model/world.h"
+#include "collmc/replay/plan.h"
+#include "collmc/replay/replay.h"
 
 namespace po = boost::program_options;
 using collmc::model::Verdict;
@@ -18,10 +21,12 @@ constexpr int kExitBadInput = 2;
 constexpr int kExitInconclusive = 3;
 
 void usage(std::ostream& out) {
-  out << "usage: collmc check FILE... [--json OUT] [--dot OUT] [--svg OUT] [--full-graph] [--shortest]\n"
+  out << "usage: collmc check FILE... [--json OUT] [--dot OUT] [--svg OUT] [--html OUT] [--full-graph] [--shortest]\n"
          "                          [--no-reduction] [--max-states N] [--time-limit S] [--max-memory MiB]\n"
          "                          [--quiet] [--expect]\n"
          "       collmc test PATH... [--max-states N] [--time-limit S] [--max-memory MiB]\n"
+         "       collmc replay RESULT.json|FILE.cmc [--hang-after S] [--json OUT]\n"
+         "       collmc replay --calibrate DIR... [--hang-after S] [--table OUT.md]\n"
          "exit: 0 safe, 1 violation, 2 bad input, 3 inconclusive\n";
 }
 
@@ -57,6 +62,15 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 void write_graph_outputs(const po::variables_map& vm, const collmc::checker::CheckResult& result) {
+  if (vm.count("html")) {
+    std::string svg;
+    if (!result.wait_for.empty()) {
+      collmc::checker::DotOptions dot_options;
+      dot_options.full_graph = vm.count("full-graph") > 0;
+      svg = collmc::checker::render_svg(collmc::checker::wait_for_dot(*result.world, result.wait_for, dot_options));
+    }
+    write_file(vm["html"].as<std::string>(), collmc::checker::html_report(result, svg));
+  }
   if (!vm.count("dot") && !vm.count("svg")) return;
   if (result.wait_for.empty()) {
     std::cerr << "note: no wait-for graph (the verdict is " << collmc::model::verdict_name(result.verdict)
@@ -76,6 +90,7 @@ int cmd_check(const std::vector<std::string>& args) {
       "dot", po::value<std::string>(), "write the wait-for graph (deadlocks) as Graphviz DOT to OUT")(
       "svg", po::value<std::string>(), "render the wait-for graph (deadlocks) to SVG with Graphviz")(
       "full-graph", "draw every rank (default: the ranks on or next to a cycle, same roles folded)")(
+      "html", po::value<std::string>(), "write a self-contained HTML report for design review")(
       "quiet", "print only the verdict line")("expect", "compare each file's verdict with its expect line")(
       "file", po::value<std::vector<std::string>>(), "scenario");
   po::positional_options_description pos;
@@ -87,7 +102,7 @@ int cmd_check(const std::vector<std::string>& args) {
   const auto files = vm["file"].as<std::vector<std::string>>();
   const bool quiet = vm.count("quiet") > 0;
   const bool expect = vm.count("expect") > 0;
-  for (const char* single : {"json", "dot", "svg"})
+  for (const char* single : {"json", "dot", "svg", "html"})
     if (vm.count(single) && files.size() != 1) throw po::error(std::string("--") + single + " takes one scenario file");
   const auto options = to_search(vm);
   int worst = kExitSafe;
@@ -140,6 +155,51 @@ int cmd_test(const std::vector<std::string>& args) {
   return ok ? 0 : 1;
 }
 
+int cmd_replay(const std::vector<std::string>& args) {
+  po::options_description d = search_options();
+  d.add_options()("hang-after", po::value<double>()->default_value(5), "no progress for S seconds is a hang")(
+      "json", po::value<std::string>(), "write the replay report as JSON")(
+      "free", "do not enforce the schedule's order (an experiment)")(
+      "calibrate", "replay every scenario under the given directories and print the agreement table")(
+      "table", po::value<std::string>(), "with --calibrate: also write the table (Markdown) to OUT")(
+      "input", po::value<std::vector<std::string>>(), "result or scenario");
+  po::positional_options_description pos;
+  pos.add("input", -1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
+  po::notify(vm);
+  if (!vm.count("input")) throw po::error("replay needs a result (.json) or a scenario (.cmc)");
+  const auto inputs = vm["input"].as<std::vector<std::string>>();
+  collmc::replay::ReplayOptions options;
+  options.hang_after_s = vm["hang-after"].as<double>();
+  options.free_running = vm.count("free") > 0;
+  const auto search = to_search(vm);
+  if (vm.count("calibrate")) {
+    auto rows = collmc::replay::calibrate(collmc::checker::collect_scenarios(inputs), options, search);
+    std::string table = collmc::replay::calibration_table(rows);
+    std::cout << table;
+    if (vm.count("table")) write_file(vm["table"].as<std::string>(), table);
+    bool all = !rows.empty() && std::all_of(rows.begin(), rows.end(), [](const auto& r) { return r.agrees; });
+    return all ? 0 : 1;
+  }
+  if (inputs.size() != 1) throw po::error("replay takes one result or scenario (or --calibrate DIR...)");
+  collmc::model::World world;
+  collmc::replay::ReplayPlan plan;
+  const std::string& input = inputs.front();
+  if (input.size() > 5 && input.substr(input.size() - 5) == ".json") {
+    plan = collmc::replay::plan_from_json(input, world);
+  } else {
+    world = collmc::model::load_world(input);
+    plan = collmc::replay::plan_for_scenario(world, search);
+  }
+  plan.world = &world;
+  auto report = collmc::replay::replay_nccl(plan, options);
+  std::cout << collmc::replay::text_report(report);
+  if (vm.count("json")) write_file(vm["json"].as<std::string>(), collmc::replay::json_report(report));
+  if (report.outcome == collmc::replay::Outcome::Refused) return kExitBadInput;
+  return report.agrees ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,6 +212,7 @@ int main(int argc, char** argv) {
   try {
     if (cmd == "check") return cmd_check(args);
     if (cmd == "test") return cmd_test(args);
+    if (cmd == "replay") return cmd_replay(args);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       usage(std::cout);
       return 0;

@@ -44,8 +44,7 @@ std::string element_by_id(const std::string& html, const std::string& id) {
 
 size_t count(const std::string& haystack, const std::string& needle) {
   size_t n = 0;
-  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + needle.size()))
-    ++n;
+  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + needle.size())) ++n;
   return n;
 }
 
@@ -60,6 +59,20 @@ std::string html_escaped(const std::string& s) {
       out += "&gt;";
     else
       out += c;
+  }
+  return out;
+}
+
+// "0, 1", "0..3, 5": how the report lists ranks (runs of three or more as ranges).
+std::string member_list(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0, j = 0; i < ranks.size(); i = j + 1) {
+    for (j = i; j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1;) ++j;
+    out += (out.empty() ? "" : ", ") + std::to_string(ranks[i]);
+    if (j >= i + 2)
+      out += ".." + std::to_string(ranks[j]);
+    else
+      j = i;
   }
   return out;
 }
@@ -171,13 +184,16 @@ TEST(HtmlReport, ConnectorSpansNonMembers) {
 comm c = [0, 2]
 comm A = [0, 2]
 comm B = [0, 2]
+comm W = [0..2]
 rank 0 {
+  alloc w
   all_reduce c plain
   sync main
   register A w
   register B w
 }
 rank 2 {
+  alloc w
   all_reduce c plain
   sync main
   register B w
@@ -200,6 +216,8 @@ rank 1 { alloc x }
   EXPECT_NE(lane2.find("<span class=\"seg up\"></span><span class=\"dot\"></span></div>"), std::string::npos) << lane2;
   EXPECT_NE(lane1.find("class=\"marker finished\""), std::string::npos);
   EXPECT_EQ(count(timeline, "class=\"marker blocked\""), 2u);
+  EXPECT_NE(element_by_id(html, "comms").find("<td class=\"comm-name\">W</td><td class=\"members\">0..2</td>"),
+            std::string::npos);
   // Without a rendered graph the cycle is still explained.
   const std::string graph = element_by_id(html, "graph");
   EXPECT_EQ(graph.find("<svg"), std::string::npos);
@@ -263,10 +281,8 @@ class HtmlReportBrowser : public ::testing::Test {
     const std::string comms = element_by_id(dom, "comms");
     EXPECT_EQ(count(comms, "<td class=\"comm-name\">"), world.comms.size());
     for (const auto& c : world.comms) {
-      std::string members;
-      for (size_t i = 0; i < c.members.size(); ++i) members += (i ? ", " : "") + std::to_string(c.members[i]);
       EXPECT_NE(comms.find("<td class=\"comm-name\">" + html_escaped(c.name) + "</td><td class=\"members\">" +
-                           members + "</td>"),
+                           member_list(c.members) + "</td>"),
                 std::string::npos)
           << c.name << " in " << comms;
     }

@@ -20,6 +20,7 @@ CheckResult check(const model::World& world, const SearchOptions& options) {
     r.executed[static_cast<size_t>(rank)].resize(world.programs[static_cast<size_t>(rank)].threads.size());
   for (const Step& step : found.schedule) {
     ScheduleStep s;
+    s.step = step;
     s.kind = step.kind;
     s.rank = step.rank;
     s.thread = step.thread;

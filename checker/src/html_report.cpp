@@ -4,6 +4,7 @@
 #include "collmc/checker/html_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <string_view>
@@ -53,14 +54,14 @@ const char* kStyle = R"CSS(
 :root { --red: #c62828; --green: #2e7d32; --amber: #b26a00; --orange: #d84315; --ink: #1f2328; --muted: #656d76;
   --line: #d0d7de; --dev: #6a1b9a; }
 * { box-sizing: border-box; }
-body { margin: 0; padding: 16px 20px 40px; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica,
+body { margin: 0; padding: 12px 14px 40px; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica,
   Arial, sans-serif; color: var(--ink); background: #fff; }
 code, .mono, .call, .marker, .comm-name { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas,
   "DejaVu Sans Mono", "Liberation Mono", monospace; }
 h1 { font-size: 22px; margin: 0 0 6px; }
 h2 { font-size: 16px; margin: 0 0 8px; }
 h3 { font-size: 14px; margin: 12px 0 6px; }
-section { margin: 0 0 18px; padding: 12px 14px; border: 1px solid var(--line); border-radius: 8px; }
+section { margin: 0 0 14px; padding: 10px 12px; border: 1px solid var(--line); border-radius: 8px; }
 p { margin: 4px 0; }
 .muted { color: var(--muted); }
 table { border-collapse: collapse; }
@@ -98,16 +99,18 @@ th { font-weight: 600; color: var(--muted); font-size: 12px; }
 .tl-head .endh { background: #f6f8fa; text-align: left; padding-left: 8px; }
 .lane { min-height: 44px; background: #fff; box-shadow: inset 0 -1px 0 #eaeef2; }
 .tl > .lane:nth-child(odd) { background: #f9fafb; }
-.lane-label { padding: 5px 8px; font-weight: 600; font-size: 13px; background: inherit;
+.lane-label { padding: 4px 8px; font-weight: 600; font-size: 13px; background: inherit; display: flex;
+  flex-direction: column; justify-content: center;
   box-shadow: inset -1px 0 0 var(--line), inset 0 -1px 0 #eaeef2; }
 .lane-label small { display: block; font-weight: 400; font-size: 10px; color: var(--muted); line-height: 1.25;
   overflow-wrap: anywhere; }
-.call { align-self: center; margin: 4px 3px; padding: 3px 5px; font-size: 11px; line-height: 1.25;
+.call { align-self: center; margin: 4px 2px; padding: 3px 5px; font-size: 11px; line-height: 1.25;
   border: 1px solid #8c959f; border-radius: 4px; background: #fff; overflow-wrap: anywhere; z-index: 1; }
-.call.group { border-style: double; border-width: 3px; padding: 1px 4px; }
-.call .grp, .call .thr { display: block; font-size: 9px; color: var(--muted); }
-.call.stuck { border: 2px dashed var(--red); }
-.call.violating { border: 2px solid var(--orange); background: #fff1ee; }
+.call .thr { display: block; font-size: 9px; color: var(--muted); }
+/* thicker borders take from the padding, so that the text still fits its column on one line */
+.call.stuck { border: 2px dashed var(--red); padding: 2px 4px; }
+.call.violating { border: 2px solid var(--orange); padding: 2px 4px; background: #fff1ee; }
+.call.group { border-left: 5px solid #0969da; padding-left: 1px; }
 .conn { position: relative; z-index: 1; }
 .conn .seg { position: absolute; left: 50%; width: 3px; margin-left: -1.5px; background: var(--dev); }
 .conn .seg.full { top: 0; bottom: 0; } .conn .seg.down { top: 50%; bottom: 0; } .conn .seg.up { top: 0; bottom: 50%; }
@@ -125,7 +128,7 @@ th { font-weight: 600; color: var(--muted); font-size: 12px; }
   background: #fff; }
 .lane .end { padding: 3px 6px; background: inherit; box-shadow: inset 1px 0 0 var(--line), -4px 0 6px -4px #0003,
   inset 0 -1px 0 #eaeef2; display: flex; flex-direction: column; gap: 3px; justify-content: center; }
-.marker { font-size: 11px; line-height: 1.25; padding: 2px 6px; border-radius: 4px; overflow-wrap: anywhere; }
+.marker { max-width: 340px; font-size: 11px; line-height: 1.25; padding: 2px 6px; border-radius: 4px; overflow-wrap: anywhere; }
 .marker .mk { font-family: system-ui, sans-serif; font-size: 10px; font-weight: 600; margin-right: 4px; }
 .marker.blocked { border: 2px solid var(--red); background: #fff5f5; }
 .marker.blocked .mk { color: var(--red); }
@@ -148,9 +151,29 @@ struct Column {
   int width = 0;
 };
 
-// Width of a call column from its text: 11px monospace, wrapped past 190px.
+// Width of a call column from its text: 11px monospace, wrapped past 200px.
 int text_width(size_t chars) {
-  return std::clamp(static_cast<int>(static_cast<double>(chars) * 6.7 + 18.0), 60, 190);
+  // 6.7px a character (DejaVu Sans Mono and Menlo are 6.6 at 11px) + 16px of margin, border and padding,
+  // and a little slack for rounding.
+  return std::clamp(static_cast<int>(std::ceil(static_cast<double>(chars) * 6.7)) + 19, 44, 200);
+}
+
+// "0, 1" or "0..15, 17": runs of three or more consecutive ranks as ranges.
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    out += out.empty() ? "" : ", ";
+    if (j >= i + 2) {
+      out += std::to_string(ranks[i]) + ".." + std::to_string(ranks[j]);
+      i = j + 1;
+    } else {
+      out += std::to_string(ranks[i]);
+      ++i;
+    }
+  }
+  return out;
 }
 
 class Html {
@@ -202,8 +225,7 @@ class Html {
       out_ << "<p class=\"expect none\">expected: <span class=\"muted\">no expect line</span></p>\n";
     }
     if (r_.verdict == model::Verdict::Inconclusive)
-      out_ << "<p class=\"limit\">The search stopped at a limit: " << esc(r_.limit)
-           << "; nothing is proven.</p>\n";
+      out_ << "<p class=\"limit\">The search stopped at a limit: " << esc(r_.limit) << "; nothing is proven.</p>\n";
     if (r_.violation) {
       const auto& v = *r_.violation;
       out_ << "<div class=\"violation\"><b>" << esc(model::verdict_name(v.verdict)) << "</b>: " << esc(v.message);
@@ -234,10 +256,8 @@ class Html {
     out_ << "<table>\n<thead><tr><th>name</th><th>members</th><th>mode</th><th>uninit</th><th>declared</th></tr>"
             "</thead>\n<tbody>\n";
     for (const auto& c : w_.comms) {
-      std::string members;
-      for (size_t i = 0; i < c.members.size(); ++i) members += (i ? ", " : "") + std::to_string(c.members[i]);
       out_ << "<tr data-comm=\"" << c.id << "\"><td class=\"comm-name\">" << esc(c.name)
-           << "</td><td class=\"members\">" << members << "</td><td class=\"mode\">"
+           << "</td><td class=\"members\">" << rank_list(c.members) << "</td><td class=\"mode\">"
            << esc(model::comm_mode_name(c.mode)) << "</td><td class=\"uninit\">" << (c.uninit ? "yes" : "no")
            << "</td><td class=\"muted\">" << esc(c.decl_name == c.name ? std::string() : c.decl_name + " at ")
            << (c.loc.line > 0 ? esc(loc_short(c.loc)) : std::string()) << "</td></tr>\n";
@@ -273,15 +293,18 @@ class Html {
       return;
     }
     out_ << "<div class=\"legend\"><span class=\"sw\"><span class=\"call\" style=\"margin:0\">call</span> host "
-            "call (tooltip: file:line)</span><span class=\"sw\"><span class=\"call stuck\" style=\"margin:0\">call"
-            "</span> the call the rank is stuck in</span><span class=\"sw\"><svg width=\"14\" height=\"26\" "
+            "call (tooltip: file:line)</span><span class=\"sw\"><span class=\"call group\" "
+            "style=\"margin:0\">call<br>call"
+            "</span> group (tooltip: file:line each)</span><span class=\"sw\"><span class=\"call stuck\" "
+            "style=\"margin:0\">call</span> the call the rank is stuck in</span><span class=\"sw\"><svg width=\"14\" "
+            "height=\"26\" "
             "aria-hidden=\"true\"><line x1=\"7\" y1=\"5\" x2=\"7\" y2=\"21\" stroke=\"#6a1b9a\" stroke-width=\"3\"/>"
             "<circle cx=\"7\" cy=\"5\" r=\"5\" fill=\"#6a1b9a\"/><circle cx=\"7\" cy=\"21\" r=\"5\" "
             "fill=\"#6a1b9a\"/></svg> device completion joining its member ranks</span><span class=\"sw\">"
             "<svg width=\"12\" height=\"12\" aria-hidden=\"true\"><rect x=\"2\" y=\"2\" width=\"8\" height=\"8\" "
             "fill=\"#8c959f\" transform=\"rotate(45 6 6)\"/></svg> choice</span><span class=\"sw\"><svg width=\"14\" "
             "height=\"14\" aria-hidden=\"true\"><circle cx=\"7\" cy=\"7\" r=\"5\" fill=\"#fff\" stroke=\"#0969da\" "
-            "stroke-width=\"2\"/></svg> thread start</span><span class=\"sw\"><span class=\"marker blocked-legend\" "
+            "stroke-width=\"2\"/></svg> thread start</span><span class=\"sw\"><span class=\"marker lg-blocked\" "
             "style=\"border:2px solid #c62828\">blocked</span> where the rank stands at the end (tooltip: why)</span>"
             "</div>\n";
 
@@ -291,7 +314,7 @@ class Html {
       Column c;
       if (s.kind == StepKind::Issue || s.kind == StepKind::IssueGroup) {
         c.kind = Column::Kind::Call;
-        size_t chars = s.kind == StepKind::IssueGroup ? 5 : 0;
+        size_t chars = 0;
         for (int id : s.calls) chars = std::max(chars, call(id).text.size());
         if (multi_threaded(s.rank)) chars = std::max(chars, thread_name(s.rank, s.thread).size());
         c.width = text_width(chars);
@@ -304,9 +327,9 @@ class Html {
       }
       cols.push_back(c);
     }
-    std::string template_cols = "128px";
+    std::string template_cols = "88px";
     for (const auto& c : cols) template_cols += " " + std::to_string(c.width) + "px";
-    template_cols += " 250px";
+    template_cols += " minmax(200px, 1fr)";
 
     // The box of the call each rank is stuck in (the last step that issued it), and the violating step.
     std::vector<int> stuck_step(r_.schedule.size(), 0);
@@ -335,17 +358,17 @@ class Html {
 
     for (int rank = 0; rank < w_.ranks; ++rank) {
       out_ << "<div class=\"lane\" id=\"lane-" << rank << "\" data-rank=\"" << rank << "\">";
-      out_ << "<div class=\"lane-label\" style=\"grid-column:1\">rank " << rank;
+      std::string comms;
+      for (const auto& c : w_.comms)
+        if (c.has_member(rank)) comms += (comms.empty() ? "" : ", ") + c.name;
+      out_ << "<div class=\"lane-label\" style=\"grid-column:1\" title=\"rank " << rank << " is in "
+           << esc(comms.empty() ? std::string("no communicator") : comms) << "\">rank " << rank;
       if (multi_threaded(rank)) {
         std::string names;
         for (const auto& t : w_.programs[static_cast<size_t>(rank)].threads)
           names += (names.empty() ? "" : ", ") + t.name;
         out_ << "<small>threads: " << esc(names) << "</small>";
       }
-      std::string comms;
-      for (const auto& c : w_.comms)
-        if (c.has_member(rank)) comms += (comms.empty() ? "" : " ") + c.name;
-      if (!comms.empty()) out_ << "<small>" << esc(comms) << "</small>";
       out_ << "</div>";
       for (size_t i = 0; i < r_.schedule.size(); ++i) lane_cell(rank, i, stuck_step[i]);
       end_markers(rank);
@@ -374,11 +397,12 @@ class Html {
       case StepKind::IssueGroup: {
         if (s.rank != rank) return;
         out_ << "<div class=\"call" << (s.kind == StepKind::IssueGroup ? " group" : "")
-             << (stuck == 1 ? " stuck" : stuck == 2 ? " violating" : "") << "\" style=\"" << col
-             << "\" data-step=\"" << (i + 1) << "\" title=\"" << esc(call_lines(s)) << "\">";
+             << (stuck == 1   ? " stuck"
+                 : stuck == 2 ? " violating"
+                              : "")
+             << "\" style=\"" << col << "\" data-step=\"" << (i + 1) << "\" title=\"" << esc(call_lines(s)) << "\">";
         if (multi_threaded(rank)) out_ << "<span class=\"thr\">" << esc(thread_name(rank, s.thread)) << "</span>";
         if (s.kind == StepKind::IssueGroup) {
-          out_ << "<span class=\"grp\">group</span>";
           for (int c : s.calls) out_ << "<div>" << esc(call(c).text) << "</div>";
         } else {
           for (int c : s.calls) out_ << esc(call(c).text);
@@ -389,9 +413,8 @@ class Html {
       case StepKind::Choose:
       case StepKind::Spawn:
         if (s.rank != rank) return;
-        out_ << "<div class=\"small\" style=\"" << col << "\" data-step=\"" << (i + 1) << "\" title=\""
-             << esc(s.text) << "\"><span class=\"" << (s.kind == StepKind::Choose ? "choose" : "spawn")
-             << "\"></span></div>";
+        out_ << "<div class=\"small\" style=\"" << col << "\" data-step=\"" << (i + 1) << "\" title=\"" << esc(s.text)
+             << "\"><span class=\"" << (s.kind == StepKind::Choose ? "choose" : "spawn") << "\"></span></div>";
         return;
       case StepKind::Complete:
       case StepKind::CompletePair: {
@@ -403,7 +426,8 @@ class Html {
         const bool member = std::find(joined.begin(), joined.end(), rank) != joined.end();
         out_ << "<div class=\"conn" << (member ? "" : " pass") << "\" style=\"" << col << "\" data-step=\"" << (i + 1)
              << "\" title=\"" << esc(s.text) << "\">";
-        if (lo != hi) out_ << "<span class=\"seg " << (rank == lo ? "down" : rank == hi ? "up" : "full") << "\"></span>";
+        if (lo != hi)
+          out_ << "<span class=\"seg " << (rank == lo ? "down" : rank == hi ? "up" : "full") << "\"></span>";
         if (member) {
           const bool recv = s.kind == StepKind::CompletePair && rank == s.peer;
           out_ << "<span class=\"dot" << (recv ? " recv" : "") << "\"></span>";
@@ -467,7 +491,10 @@ class Html {
     else
       out_ << "<p class=\"muted\">The graph was not rendered (Graphviz missing?); the cycle is below.</p>\n";
     if (!r_.wait_for.explanations.empty()) {
-      out_ << "<h3>" << (r_.wait_for.cycles.empty() ? "Cause" : r_.wait_for.cycles.size() == 1 ? "Cycle" : "Cycles")
+      out_ << "<h3>"
+           << (r_.wait_for.cycles.empty()       ? "Cause"
+               : r_.wait_for.cycles.size() == 1 ? "Cycle"
+                                                : "Cycles")
            << "</h3>\n<ol class=\"explanations\">\n";
       for (const auto& e : r_.wait_for.explanations) out_ << "<li>" << esc(e) << "</li>\n";
       out_ << "</ol>\n";
@@ -494,7 +521,8 @@ class Html {
     std::string limits;
     if (o.max_states) limits += "max states " + std::to_string(o.max_states);
     if (o.time_limit_s > 0) limits += (limits.empty() ? "" : ", ") + ("time " + fmt("%g", o.time_limit_s) + " s");
-    if (o.max_memory_mib) limits += (limits.empty() ? "" : ", ") + ("memory " + std::to_string(o.max_memory_mib) + " MiB");
+    if (o.max_memory_mib)
+      limits += (limits.empty() ? "" : ", ") + ("memory " + std::to_string(o.max_memory_mib) + " MiB");
     row("limits", limits.empty() ? "none" : limits);
     if (!r_.limit.empty()) row("stopped by", r_.limit);
     out_ << "</table>\n</section>\n";

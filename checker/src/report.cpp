@@ -229,7 +229,10 @@ std::string json_report(const CheckResult& r) {
   json sched = json::array();
   for (const auto& st : r.schedule) {
     json js = {{"kind", step_kind_name(st.kind)}, {"rank", st.rank}, {"text", st.text}};
-    if (st.kind != StepKind::Complete && st.kind != StepKind::CompletePair) js["thread"] = st.thread;
+    if (st.kind != StepKind::Complete && st.kind != StepKind::CompletePair) {
+      js["thread"] = st.thread;
+      js["edge"] = st.step.edge;  // which control edge: tells choices apart
+    }
     if (!st.calls.empty()) js["calls"] = st.calls;
     if (st.comm >= 0) {
       js["comm"] = st.comm;

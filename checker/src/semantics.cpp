@@ -124,9 +124,16 @@ class Issuer {
       case OpKind::Finalize:
         member(c.comm).flags |= kFinalized;
         return true;
-      case OpKind::Destroy:
-        member(c.comm).flags |= kDestroyed;
+      case OpKind::Destroy: {
+        // Measured on 2x H200 (docs/HARDWARE.md): destroying a comm whose connections were set up
+        // waits until every member destroys that same comm; a comm never connected is freed locally.
+        auto& m = member(c.comm);
+        const bool connected = (m.flags & kConnectReached) || has_p2p_connection(c.comm);
+        m.flags |= kDestroyed;
+        if (connected && !mpi && w_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Blocking)
+          waits_.push_back(Wait{WaitKind::Teardown, 0, static_cast<uint16_t>(c.comm), 0, 0, static_cast<uint32_t>(c.id)});
         return true;
+      }
       case OpKind::Abort:
         abort_comm(c.comm);
         return true;
@@ -189,6 +196,11 @@ class Issuer {
   uint64_t alloc_size(int b) const {
     uint32_t a = rs_.buffers[static_cast<size_t>(b)].alloc_call;
     return a == 0 ? model::kDefaultBufferSize : w_.calls[a - 1].size;
+  }
+
+  bool has_p2p_connection(int comm) const {
+    return std::any_of(rs_.p2p.begin(), rs_.p2p.end(),
+                       [&](const P2pState& p) { return p.comm == comm && p.connect_reached; });
   }
 
   bool check_comm(const Call& c) {
@@ -654,6 +666,12 @@ bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
       if (!other) return false;
       return w.dir == 0 ? other->recvs > w.b : other->sends > w.b;
     }
+    case WaitKind::Teardown:
+      for (int m : world_.comms[w.comm].members)
+        if (!(s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))].flags &
+              (kDestroyed | kAborted)))
+          return false;
+      return true;
   }
   return false;
 }
@@ -962,6 +980,13 @@ std::string Semantics::describe_wait(const State& s, int /*rank*/, const Wait& w
       out = std::string("waits for the matching ") + (w.dir == 0 ? "recv" : "send") + " of rank " + std::to_string(w.a);
       missing.push_back("rank " + std::to_string(w.a) + " (" + where_is(s, static_cast<int>(w.a)) + ")");
       break;
+    case WaitKind::Teardown:
+      out = "waits for every member to destroy " + comm.name + " (it is connected)";
+      for (int m : comm.members) {
+        const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))];
+        if (!(ms.flags & (kDestroyed | kAborted))) missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
+      }
+      break;
   }
   if (!missing.empty()) {
     out += "; not there: ";
@@ -1134,6 +1159,15 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
             d.target_rank = static_cast<int>(w.a);
             d.label = (w.kind == WaitKind::P2pConnect ? "p2p connect on " : "send/recv on ") + world_.comm_name(w.comm);
             out.push_back(d);
+            break;
+          case WaitKind::Teardown:
+            d.comm = w.comm;
+            d.label = "destroy of " + world_.comm_name(w.comm);
+            for (int m : world_.comms[w.comm].members)
+              if (!(member(m, w.comm).flags & (kDestroyed | kAborted))) {
+                d.target_rank = m;
+                out.push_back(d);
+              }
             break;
           case WaitKind::DevDone:
             d.comm = w.comm;

@@ -14,6 +14,7 @@ namespace collmc::checker {
 
 // One step of the schedule, in the scenario's words.
 struct ScheduleStep {
+  Step step;  // the raw step, as the next-state function names it
   StepKind kind = StepKind::Issue;
   int rank = 0;
   int thread = 0;

@@ -17,6 +17,7 @@ enum class WaitKind : uint8_t {
   P2pConnect,  // the runtime connect of the pair (this rank, peer `a`) on `comm`
   DevDone,     // barrier: this rank's device op `comm` slot `a` has completed
   P2pHost,     // mpi send (dir 0) / recv (dir 1) number `b` with peer `a`: released when matched
+  Teardown,    // destroy of a connected `comm`: released when every member entered its destroy
 };
 
 // What a blocked host thread waits for; a thread moves on once all its waits hold.

@@ -1,0 +1,83 @@
+// Running a plan on real hardware: one process per rank, a sequencer that enforces the schedule's
+// order of host calls, a watchdog that declares a hang, aborts and cleans up, and the comparison of
+// what happened with what the model predicted.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collmc/replay/plan.h"
+
+namespace collmc::replay {
+
+struct ReplayOptions {
+  double hang_after_s = 5;  // no progress for this long is a hang
+  double grace_s = 10;      // after the abort, how long ranks get to exit before they are killed
+  bool verbose = false;
+  // Ignore the schedule's order: every rank runs its program as fast as it can (for experiments;
+  // the report says so).
+  bool free_running = false;
+};
+
+enum class Outcome { Confirmed, Completed, NotReproduced, Different, Crashed, Refused };
+const char* outcome_name(Outcome o);
+
+struct CallTiming {
+  int call = -1;
+  double seconds = 0;
+};
+
+struct ThreadReport {
+  std::string name;
+  std::string state;  // "finished", "in call", "not started", "between calls"
+  int call = -1;      // the call it is in (or last entered)
+};
+
+struct RankReport {
+  int rank = 0;
+  std::string status;  // "finished", "hung (aborted)", "error", "killed"
+  std::string error;   // the CUDA/NCCL error, if any
+  std::string note;    // e.g. the size of communicators a split produced
+  double setup_seconds = 0;  // creating the declared communicators
+  std::vector<ThreadReport> threads;
+  std::vector<CallTiming> calls;  // every call that returned, with its duration
+};
+
+struct ReplayReport {
+  std::string scenario;
+  model::Verdict predicted = model::Verdict::Safe;
+  Outcome outcome = Outcome::Completed;
+  bool agrees = false;
+  std::string summary;  // one line: why this outcome
+  std::vector<RankReport> ranks;
+  double seconds = 0;                // the whole run
+  double hang_detect_seconds = -1;   // from the last progress to the hang verdict
+  std::string backend;               // "nccl 2.28.3 on 2 GPUs", ...
+  std::vector<std::string> notes;    // e.g. stream_progress = serialized has no NCCL switch
+};
+
+// Runs the plan on NCCL and GPUs (rank i on GPU i). Never leaves a process behind.
+ReplayReport replay_nccl(const ReplayPlan& plan, const ReplayOptions& options);
+
+// Whether this build has the NCCL backend, and what the machine offers (for clear refusals).
+bool nccl_backend_built();
+std::string nccl_environment(int* gpus);  // "NCCL 2.28.3, 2 GPUs" or the reason there are none
+
+// `collmc replay --calibrate DIR`: every scenario replayed, next to the model's verdict.
+struct CalibrationRow {
+  std::string scenario;
+  std::string model;    // the model's verdict
+  std::string outcome;  // the hardware's
+  bool agrees = false;
+  std::string summary;
+  double seconds = 0;
+};
+std::vector<CalibrationRow> calibrate(const std::vector<std::string>& files, const ReplayOptions& options,
+                                      const checker::SearchOptions& search);
+// A Markdown table and the closing line `N agree, N disagree`.
+std::string calibration_table(const std::vector<CalibrationRow>& rows);
+
+std::string text_report(const ReplayReport& report);
+std::string json_report(const ReplayReport& report);
+
+}  // namespace collmc::replay

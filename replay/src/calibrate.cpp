@@ -1,0 +1,51 @@
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "collmc/replay/replay.h"
+
+namespace collmc::replay {
+
+std::vector<CalibrationRow> calibrate(const std::vector<std::string>& files, const ReplayOptions& options,
+                                      const checker::SearchOptions& search) {
+  std::vector<CalibrationRow> rows;
+  for (const auto& f : files) {
+    CalibrationRow row;
+    row.scenario = std::filesystem::path(f).stem().string();
+    try {
+      model::World world = model::load_world(f);
+      ReplayPlan plan = plan_for_scenario(world, search);
+      row.model = std::string(model::verdict_name(plan.verdict));
+      ReplayReport report = replay_nccl(plan, options);
+      row.outcome = outcome_name(report.outcome);
+      row.agrees = report.agrees;
+      row.summary = report.summary;
+      row.seconds = report.seconds;
+    } catch (const std::exception& e) {
+      row.outcome = "ERROR";
+      row.summary = e.what();
+    }
+    std::fprintf(stderr, "%-45s %-20s %-15s %s\n", row.scenario.c_str(), row.model.c_str(), row.outcome.c_str(),
+                 row.agrees ? "agree" : "DISAGREE");
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string calibration_table(const std::vector<CalibrationRow>& rows) {
+  std::ostringstream out;
+  out << "| scenario | model verdict | hardware outcome | agree | what the hardware did | seconds |\n"
+      << "|---|---|---|---|---|---|\n";
+  int agree = 0;
+  for (const auto& r : rows) {
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.2f", r.seconds);
+    out << "| " << r.scenario << " | " << r.model << " | " << r.outcome << " | " << (r.agrees ? "yes" : "**no**") << " | "
+        << r.summary << " | " << secs << " |\n";
+    agree += r.agrees ? 1 : 0;
+  }
+  out << "\n" << agree << " agree, " << rows.size() - static_cast<size_t>(agree) << " disagree\n";
+  return out.str();
+}
+
+}  // namespace collmc::replay

@@ -1,0 +1,440 @@
+// The NCCL backend of a rank process: real CUDA and NCCL calls, in the plan's order, on GPU `rank`.
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "rank_body.h"
+
+namespace collmc::replay {
+
+namespace {
+
+using model::Call;
+using model::OpKind;
+
+struct Failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Rank {
+ public:
+  Rank(const ReplayPlan& plan, int rank, SharedBlock* shared, bool free_running)
+      : plan_(plan), w_(*plan.world), rank_(rank), shared_(shared), slot_(shared->ranks[rank]), free_(free_running) {}
+
+  int run() {
+    try {
+      setup();
+      std::thread watchdog([this] { watch(); });
+      watchdog.detach();
+      run_thread(0);
+      for (auto& t : threads_) t.join();
+      cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize at the end of the program");
+      check_split_sizes();
+      slot_.status.store(kFinishedOk);
+      shared_->progress.fetch_add(1);
+      // A finished rank stays (its communicators alive) until every rank is done, as a training
+      // process does: peers blocked on it then hang, as observed, instead of failing on a closed socket.
+      while (!shared_->release.load() && !shared_->abort.load())
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      return 0;
+    } catch (const Failure& f) {
+      if (shared_->abort.load()) {
+        slot_.status.store(kAborted);
+        return 3;
+      }
+      std::snprintf(slot_.error, sizeof slot_.error, "%s", f.what());
+      slot_.status.store(kError);
+      shared_->progress.fetch_add(1);
+      return 2;
+    }
+  }
+
+ private:
+  // ---- errors
+  void cuda(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) throw Failure(std::string(what) + ": " + cudaGetErrorString(e));
+  }
+  void nccl(ncclResult_t r, const char* what, ncclComm_t comm = nullptr) {
+    if (r == ncclSuccess || r == ncclInProgress) return;
+    // After the watchdog's ncclCommAbort the comm is freed: no more questions to it.
+    if (shared_->abort.load()) throw Failure(std::string(what) + ": aborted");
+    std::string msg = std::string(what) + ": " + ncclGetErrorString(r);
+    const char* last = ncclGetLastError(comm);
+    if (last && *last) msg += " (" + std::string(last) + ")";
+    throw Failure(msg);
+  }
+
+  // ---- setup: device, streams, plain buffers, unique ids, the declared communicators
+  void setup() {
+    auto t0 = std::chrono::steady_clock::now();
+    cuda(cudaSetDevice(rank_), "cudaSetDevice");
+    streams_.resize(w_.streams.size());
+    for (auto& s : streams_) cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+    buffers_.assign(w_.buffers.size(), nullptr);
+    sizes_.assign(w_.buffers.size(), model::kDefaultBufferSize);
+    for (size_t b = 0; b < w_.buffers.size(); ++b)
+      cuda(cudaMalloc(&buffers_[b], model::kDefaultBufferSize), "cudaMalloc of a plain buffer");
+    cuda(cudaMalloc(&scratch_, 4096), "cudaMalloc");
+    comms_.assign(w_.comms.size(), nullptr);
+    for (const auto& c : w_.comms)
+      if (c.members.front() == rank_) {
+        ncclUniqueId id;
+        nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+        std::memcpy(shared_->ids[c.id], &id, sizeof id);
+        shared_->id_ready[c.id].store(1);
+      }
+    for (const auto& c : w_.comms)
+      if (c.has_member(rank_))
+        while (!shared_->id_ready[c.id].load()) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    for (const auto& c : w_.comms)
+      if (!c.uninit && c.has_member(rank_)) init_comm(c.id);
+    slot_.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  ncclConfig_t config(int comm) {
+    ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+    cfg.blocking = w_.comms[static_cast<size_t>(comm)].mode == model::CommMode::Nonblocking ? 0 : 1;
+    return cfg;
+  }
+
+  void init_comm(int comm) {
+    const auto& c = w_.comms[static_cast<size_t>(comm)];
+    ncclUniqueId id;
+    std::memcpy(&id, shared_->ids[comm], sizeof id);
+    ncclConfig_t cfg = config(comm);
+    ncclComm_t handle = nullptr;
+    nccl(ncclCommInitRankConfig(&handle, static_cast<int>(c.members.size()), id, c.member_index(rank_), &cfg),
+         "ncclCommInitRankConfig");
+    set_comm(comm, handle);
+    wait_idle(comm);
+  }
+
+  ncclComm_t comm_of(int comm) {
+    std::lock_guard<std::mutex> lock(comm_mutex_);
+    return comms_[static_cast<size_t>(comm)];
+  }
+  void set_comm(int comm, ncclComm_t handle) {
+    std::lock_guard<std::mutex> lock(comm_mutex_);
+    comms_[static_cast<size_t>(comm)] = handle;
+  }
+
+  // The poll NCCL requires on a nonblocking comm before its next call.
+  void wait_idle(int comm) {
+    if (w_.comms[static_cast<size_t>(comm)].mode != model::CommMode::Nonblocking) return;
+    ncclComm_t handle = comm_of(comm);
+    if (!handle) return;
+    while (true) {
+      ncclResult_t state = ncclSuccess;
+      nccl(ncclCommGetAsyncError(handle, &state), "ncclCommGetAsyncError", handle);
+      if (state == ncclSuccess) return;
+      if (state != ncclInProgress) nccl(state, "asynchronous error", handle);
+      if (shared_->abort.load()) throw Failure("aborted");
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+
+  // ---- the watchdog thread: on the launcher's word, abort every communicator
+  void watch() {
+    while (!shared_->abort.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::vector<ncclComm_t> all;
+    {
+      std::lock_guard<std::mutex> lock(comm_mutex_);
+      all = comms_;
+    }
+    for (ncclComm_t c : all)
+      if (c) ncclCommAbort(c);
+    slot_.status.store(kAborted);
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    _exit(3);
+  }
+
+  // ---- threads and steps
+  void run_thread(int thread) {
+    auto& ts = slot_.threads[thread];
+    const auto& steps = plan_.ranks[static_cast<size_t>(rank_)][static_cast<size_t>(thread)].steps;
+    for (const auto& step : steps) {
+      if (step.turn >= 0 && !free_)
+        while (shared_->turn.load() != step.turn) {
+          if (shared_->abort.load()) throw Failure("aborted");
+          std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+      if (step.spawn_thread >= 0) {
+        if (step.turn >= 0) shared_->turn.store(step.turn + 1);
+        threads_.emplace_back([this, t = step.spawn_thread] {
+          try {
+            run_thread(t);
+          } catch (const Failure& f) {
+            if (!shared_->abort.load()) {
+              std::snprintf(slot_.error, sizeof slot_.error, "%s", f.what());
+              slot_.status.store(kError);
+              shared_->progress.fetch_add(1);
+            }
+          }
+        });
+        continue;
+      }
+      ts.call.store(step.calls.front());
+      ts.phase.store(kPhaseEntered);
+      shared_->progress.fetch_add(1);
+      if (step.turn >= 0) shared_->turn.store(step.turn + 1);  // the call may block: the next turn may go
+      auto t0 = std::chrono::steady_clock::now();
+      if (step.group) {
+        for (int c : step.calls) before_call(w_.calls[static_cast<size_t>(c)]);
+        nccl(ncclGroupStart(), "ncclGroupStart");
+        for (int c : step.calls) execute(w_.calls[static_cast<size_t>(c)]);
+        nccl(ncclGroupEnd(), "ncclGroupEnd");
+      } else {
+        const Call& c = w_.calls[static_cast<size_t>(step.calls.front())];
+        before_call(c);
+        execute(c);
+      }
+      record(step.calls.front(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      ts.phase.store(kPhaseReturned);
+      shared_->progress.fetch_add(1);
+    }
+    ts.phase.store(kPhaseDone);
+    shared_->progress.fetch_add(1);
+  }
+
+  void record(int call, double seconds) {
+    int i = slot_.timings.fetch_add(1);
+    if (i >= kMaxTimings) return;
+    slot_.timing_call[i] = call;
+    slot_.timing_seconds[i] = seconds;
+  }
+
+  void before_call(const Call& c) {
+    if (c.comm >= 0 && c.kind != OpKind::Abort && c.kind != OpKind::Init) wait_idle(c.comm);
+  }
+
+  size_t elem(int dtype) const { return w_.dtype_size(dtype); }
+  size_t count_of(const Call& c) const {
+    if (c.count >= 0) return static_cast<size_t>(c.count);
+    if (c.buffer < 0) return 1;
+    return sizes_[static_cast<size_t>(c.buffer)] / elem(c.dtype);
+  }
+  ncclDataType_t dtype(int d) const {
+    static const std::map<std::string, ncclDataType_t> types = {
+        {"float32", ncclFloat32}, {"float16", ncclFloat16}, {"bfloat16", ncclBfloat16}, {"float64", ncclFloat64},
+        {"int8", ncclInt8},       {"uint8", ncclUint8},     {"int32", ncclInt32},       {"uint32", ncclUint32},
+        {"int64", ncclInt64},     {"uint64", ncclUint64}};
+    auto it = types.find(w_.dtypes[static_cast<size_t>(d)]);
+    if (it == types.end()) throw Failure("dtype " + w_.dtypes[static_cast<size_t>(d)] + " is not supported by the replay");
+    return it->second;
+  }
+  ncclRedOp_t redop(int r) const {
+    const std::string& n = w_.redops[static_cast<size_t>(r)];
+    if (n == "prod") return ncclProd;
+    if (n == "max") return ncclMax;
+    if (n == "min") return ncclMin;
+    if (n == "avg") return ncclAvg;
+    return ncclSum;
+  }
+  int comm_rank(int comm, int world_rank) const { return w_.comms[static_cast<size_t>(comm)].member_index(world_rank); }
+  int root_of(const Call& c) const { return c.root >= 0 ? comm_rank(c.comm, c.root) : 0; }
+  char* ptr(int b) const { return static_cast<char*>(buffers_[static_cast<size_t>(b)]); }
+
+  void execute(const Call& c) {
+    ncclComm_t comm = c.comm >= 0 ? comm_of(c.comm) : nullptr;
+    cudaStream_t stream = streams_[static_cast<size_t>(c.stream)];
+    switch (c.kind) {
+      case OpKind::Alloc: {
+        void* p = nullptr;
+        if (c.size > 0) nccl(ncclMemAlloc(&p, c.size), "ncclMemAlloc");
+        buffers_[static_cast<size_t>(c.buffer)] = p;
+        sizes_[static_cast<size_t>(c.buffer)] = c.size;
+        return;
+      }
+      case OpKind::CudaMalloc: {
+        void* p = nullptr;
+        cuda(cudaMalloc(&p, c.size), "cudaMalloc");
+        buffers_[static_cast<size_t>(c.buffer)] = p;
+        sizes_[static_cast<size_t>(c.buffer)] = c.size;
+        return;
+      }
+      case OpKind::Free:
+        nccl(ncclMemFree(buffers_[static_cast<size_t>(c.buffer)]), "ncclMemFree");
+        return;
+      case OpKind::CudaFree:
+        cuda(cudaFree(buffers_[static_cast<size_t>(c.buffer)]), "cudaFree");
+        return;
+      case OpKind::Register: {
+        ncclWindow_t win = nullptr;
+        nccl(ncclCommWindowRegister(comm, buffers_[static_cast<size_t>(c.buffer)], sizes_[static_cast<size_t>(c.buffer)],
+                                    &win, c.flag == model::RegFlag::Symmetric ? NCCL_WIN_COLL_SYMMETRIC : NCCL_WIN_DEFAULT),
+             "ncclCommWindowRegister", comm);
+        windows_[{c.comm, c.buffer}].push_back(win);
+        return;
+      }
+      case OpKind::Deregister: {
+        auto& v = windows_[{c.comm, c.buffer}];
+        if (v.empty()) throw Failure("deregister without a window");
+        ncclWindow_t win = v.back();
+        v.pop_back();
+        nccl(ncclCommWindowDeregister(comm, win), "ncclCommWindowDeregister", comm);
+        return;
+      }
+      case OpKind::RegisterLocal: {
+        void* handle = nullptr;
+        nccl(ncclCommRegister(comm, buffers_[static_cast<size_t>(c.buffer)], sizes_[static_cast<size_t>(c.buffer)], &handle),
+             "ncclCommRegister", comm);
+        local_[{c.comm, c.buffer}].push_back(handle);
+        return;
+      }
+      case OpKind::DeregisterLocal: {
+        auto& v = local_[{c.comm, c.buffer}];
+        if (v.empty()) throw Failure("deregister_local without a registration");
+        void* handle = v.back();
+        v.pop_back();
+        nccl(ncclCommDeregister(comm, handle), "ncclCommDeregister", comm);
+        return;
+      }
+      case OpKind::Init:
+        init_comm(c.comm);
+        return;
+      case OpKind::Split: {
+        ncclConfig_t cfg = config(c.child >= 0 ? c.child : c.comm);
+        ncclComm_t child = nullptr;
+        nccl(ncclCommSplit(comm, c.child >= 0 ? c.child : NCCL_SPLIT_NOCOLOR, rank_, &child, &cfg), "ncclCommSplit",
+             comm);
+        if (c.child >= 0) set_comm(c.child, child);
+        return;
+      }
+      case OpKind::Finalize:
+        nccl(ncclCommFinalize(comm), "ncclCommFinalize", comm);
+        wait_idle(c.comm);
+        return;
+      case OpKind::Destroy:
+        nccl(ncclCommDestroy(comm), "ncclCommDestroy");
+        set_comm(c.comm, nullptr);
+        return;
+      case OpKind::Abort:
+        nccl(ncclCommAbort(comm), "ncclCommAbort");
+        set_comm(c.comm, nullptr);
+        return;
+      case OpKind::AllReduce: {
+        char* in = ptr(c.buffer);
+        char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : in;
+        nccl(ncclAllReduce(in, out, count_of(c), dtype(c.dtype), redop(c.redop), comm, stream), "ncclAllReduce", comm);
+        return;
+      }
+      case OpKind::AllGather: {
+        size_t n = w_.comms[static_cast<size_t>(c.comm)].members.size();
+        size_t send = count_of(c) / n;
+        char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : ptr(c.buffer);
+        char* in = c.buffer2 >= 0 ? ptr(c.buffer) : out + static_cast<size_t>(comm_rank(c.comm, rank_)) * send * elem(c.dtype);
+        nccl(ncclAllGather(in, out, send, dtype(c.dtype), comm, stream), "ncclAllGather", comm);
+        return;
+      }
+      case OpKind::ReduceScatter: {
+        size_t n = w_.comms[static_cast<size_t>(c.comm)].members.size();
+        size_t recv = count_of(c) / n;
+        char* in = ptr(c.buffer);
+        char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : in + static_cast<size_t>(comm_rank(c.comm, rank_)) * recv * elem(c.dtype);
+        nccl(ncclReduceScatter(in, out, recv, dtype(c.dtype), redop(c.redop), comm, stream), "ncclReduceScatter", comm);
+        return;
+      }
+      case OpKind::Broadcast: {
+        char* in = ptr(c.buffer);
+        char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : in;
+        nccl(ncclBroadcast(in, out, count_of(c), dtype(c.dtype), root_of(c), comm, stream), "ncclBroadcast", comm);
+        return;
+      }
+      case OpKind::Reduce: {
+        char* in = ptr(c.buffer);
+        char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : in;
+        nccl(ncclReduce(in, out, count_of(c), dtype(c.dtype), redop(c.redop), root_of(c), comm, stream), "ncclReduce",
+             comm);
+        return;
+      }
+      case OpKind::AllToAll: {
+        const auto& members = w_.comms[static_cast<size_t>(c.comm)].members;
+        size_t chunk = count_of(c) / members.size() * elem(c.dtype);
+        char* in = ptr(c.buffer);
+        char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : in;
+        nccl(ncclGroupStart(), "ncclGroupStart");
+        for (size_t p = 0; p < members.size(); ++p) {
+          nccl(ncclSend(in + p * chunk, chunk / elem(c.dtype), dtype(c.dtype), static_cast<int>(p), comm, stream), "ncclSend", comm);
+          nccl(ncclRecv(out + p * chunk, chunk / elem(c.dtype), dtype(c.dtype), static_cast<int>(p), comm, stream), "ncclRecv", comm);
+        }
+        nccl(ncclGroupEnd(), "ncclGroupEnd");
+        return;
+      }
+      case OpKind::Send:
+        nccl(ncclSend(ptr(c.buffer), count_of(c), dtype(c.dtype), comm_rank(c.comm, c.peer), comm, stream), "ncclSend", comm);
+        return;
+      case OpKind::Recv:
+        nccl(ncclRecv(ptr(c.buffer), count_of(c), dtype(c.dtype), comm_rank(c.comm, c.peer), comm, stream), "ncclRecv", comm);
+        return;
+      case OpKind::Barrier:
+        nccl(ncclAllReduce(scratch_, scratch_, 1, ncclFloat32, ncclSum, comm, stream), "ncclAllReduce (barrier)", comm);
+        cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (barrier)");
+        return;
+      case OpKind::SyncStream:
+        cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+        return;
+      case OpKind::SyncDevice:
+        cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        return;
+    }
+  }
+
+  // A split that paired the wrong calls builds communicators of the wrong size (observed).
+  void check_split_sizes() {
+    std::string note;
+    for (const auto& c : w_.comms) {
+      ncclComm_t handle = comm_of(c.id);
+      if (!handle || !c.uninit) continue;
+      int count = 0;
+      if (ncclCommCount(handle, &count) != ncclSuccess) continue;
+      if (count != static_cast<int>(c.members.size()))
+        note += c.name + " has " + std::to_string(count) + " rank(s), expected " + std::to_string(c.members.size()) + "; ";
+    }
+    std::snprintf(slot_.note, sizeof slot_.note, "%s", note.c_str());
+  }
+
+  const ReplayPlan& plan_;
+  const model::World& w_;
+  int rank_;
+  SharedBlock* shared_;
+  RankSlot& slot_;
+  bool free_;
+  std::vector<cudaStream_t> streams_;
+  std::vector<void*> buffers_;
+  std::vector<size_t> sizes_;
+  void* scratch_ = nullptr;
+  std::mutex comm_mutex_;
+  std::vector<ncclComm_t> comms_;
+  std::map<std::pair<int, int>, std::vector<ncclWindow_t>> windows_;
+  std::map<std::pair<int, int>, std::vector<void*>> local_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+int run_nccl_rank(const ReplayPlan& plan, int rank, SharedBlock* shared, bool free_running) {
+  return Rank(plan, rank, shared, free_running).run();
+}
+
+void probe_nccl(char* out, size_t size) {
+  int version = 0;
+  ncclGetVersion(&version);
+  int gpus = 0;
+  cudaError_t e = cudaGetDeviceCount(&gpus);
+  if (e != cudaSuccess) {
+    std::snprintf(out, size, "error: no usable GPU (%s)", cudaGetErrorString(e));
+    return;
+  }
+  std::snprintf(out, size, "%d NCCL %d.%d.%d", gpus, version / 10000, (version / 100) % 100, version % 100);
+}
+
+}  // namespace collmc::replay

@@ -1,0 +1,72 @@
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "collmc/replay/replay.h"
+
+namespace collmc::replay {
+
+std::string text_report(const ReplayReport& r) {
+  std::ostringstream out;
+  out << r.scenario << ": " << outcome_name(r.outcome) << (r.outcome == Outcome::Refused ? "" : r.agrees ? " (agrees with the model)" : " (DISAGREES with the model)")
+      << "\n  model: " << model::verdict_name(r.predicted) << "\n  hardware: " << r.summary << "\n";
+  if (!r.backend.empty()) out << "  backend: " << r.backend << "\n";
+  for (const auto& n : r.notes) out << "  note: " << n << "\n";
+  char buf[160];
+  if (r.outcome != Outcome::Refused) {
+    std::snprintf(buf, sizeof buf, "  run: %.2f s", r.seconds);
+    out << buf;
+    if (r.hang_detect_seconds >= 0) {
+      std::snprintf(buf, sizeof buf, ", hang declared %.2f s after the last progress", r.hang_detect_seconds);
+      out << buf;
+    }
+    out << "\n";
+  }
+  for (const auto& rank : r.ranks) {
+    std::snprintf(buf, sizeof buf, "  rank %d: %s, communicators created in %.3f s", rank.rank, rank.status.c_str(),
+                  rank.setup_seconds);
+    out << buf << "\n";
+    for (const auto& t : rank.threads) {
+      out << "    " << t.name << ": " << t.state;
+      if (t.call >= 0 && t.state == "in call") out << " #" << t.call;
+      out << "\n";
+    }
+    if (!rank.error.empty()) out << "    error: " << rank.error << "\n";
+    if (!rank.note.empty()) out << "    note: " << rank.note << "\n";
+  }
+  return out.str();
+}
+
+std::string json_report(const ReplayReport& r) {
+  using json = nlohmann::ordered_json;
+  json j = {{"format", "collmc-replay"},
+            {"version", 1},
+            {"scenario", r.scenario},
+            {"model_verdict", model::verdict_name(r.predicted)},
+            {"outcome", outcome_name(r.outcome)},
+            {"agrees", r.agrees},
+            {"summary", r.summary},
+            {"backend", r.backend},
+            {"notes", r.notes},
+            {"seconds", r.seconds},
+            {"hang_detect_seconds", r.hang_detect_seconds >= 0 ? json(r.hang_detect_seconds) : json(nullptr)}};
+  json ranks = json::array();
+  for (const auto& rank : r.ranks) {
+    json threads = json::array();
+    for (const auto& t : rank.threads)
+      threads.push_back({{"name", t.name}, {"state", t.state}, {"call", t.call >= 0 ? json(t.call) : json(nullptr)}});
+    json calls = json::array();
+    for (const auto& c : rank.calls) calls.push_back({{"call", c.call}, {"seconds", c.seconds}});
+    ranks.push_back({{"rank", rank.rank},
+                     {"status", rank.status},
+                     {"error", rank.error},
+                     {"note", rank.note},
+                     {"setup_seconds", rank.setup_seconds},
+                     {"threads", threads},
+                     {"calls", calls}});
+  }
+  j["ranks"] = ranks;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace collmc::replay

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# On a GPU machine (two or more GPUs): replays the examples that fit and the calibration set with
+# the real NCCL backend, then checks that nothing outlived the runs.
+# Usage: scripts/gpu-replay.sh COLLMC CALIBRATION_DIR [OUT_DIR]
+set -uo pipefail
+collmc=${1:?collmc binary}
+calibration=${2:?calibration directory}
+out=${3:-.}
+export NCCL_NVLS_ENABLE=0
+mkdir -p "$out"
+nvidia-smi -L
+gpus=$(nvidia-smi -L | wc -l)
+echo "== NCCL: $(ls /usr/lib/x86_64-linux-gnu/libnccl.so.* 2>/dev/null | head -1)"
+status=0
+for f in examples/*.cmc; do
+  ranks=$(awk '$1=="ranks"{print $2; exit}' "$f")
+  grep -q "set profile = mpi" "$f" && continue
+  [ "$ranks" -le "$gpus" ] || { echo "== skip $f: $ranks ranks, $gpus GPUs"; continue; }
+  echo "== replay $f"
+  "$collmc" replay "$f" --json "$out/$(basename "$f" .cmc).replay.json" || status=1
+done
+echo "== calibrate $calibration"
+"$collmc" replay --calibrate "$calibration" --table "$out/calibration_table.md" || status=1
+echo "== leftovers"
+sleep 1
+left=$(pgrep -x collmc || true)
+[ -z "$left" ] && echo "no collmc process left" || { echo "LEFT: $left"; ps -fp $left; status=1; }
+apps=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader | wc -l)
+echo "GPU compute processes left: $apps"
+[ "$apps" -eq 0 ] || status=1
+exit $status
