@@ -131,7 +131,8 @@ class Issuer {
         const bool connected = (m.flags & kConnectReached) || has_p2p_connection(c.comm);
         m.flags |= kDestroyed;
         if (connected && !mpi && w_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Blocking)
-          waits_.push_back(Wait{WaitKind::Teardown, 0, static_cast<uint16_t>(c.comm), 0, 0, static_cast<uint32_t>(c.id)});
+          waits_.push_back(
+              Wait{WaitKind::Teardown, 0, static_cast<uint16_t>(c.comm), 0, 0, static_cast<uint32_t>(c.id)});
         return true;
       }
       case OpKind::Abort:
@@ -728,7 +729,14 @@ void Semantics::successors(const State& s, std::vector<Transition>& out) const {
       if (ts.node < 0) continue;
       const ControlNode& node = control_.nodes[static_cast<size_t>(ts.node)];
       if (node.edges.empty() || !waits_hold(s, r, ts)) continue;
-      for (size_t e = 0; e < node.edges.size(); ++e) {
+      // Search order (the set of successors is the same): rank r tries the alternatives of a choice
+      // starting at r mod n, so that a depth-first search meets ranks that chose differently (the
+      // cross orders that deadlock) early instead of after every rank agreed.
+      const size_t n_edges = node.edges.size();
+      const bool choice = node.edges.front().kind == ControlEdge::Kind::Choice;
+      const size_t first = choice ? static_cast<size_t>(r) % n_edges : 0;
+      for (size_t i = 0; i < n_edges; ++i) {
+        const size_t e = (first + i) % n_edges;
         const ControlEdge& edge = node.edges[e];
         Step step;
         step.rank = static_cast<uint16_t>(r);
@@ -984,7 +992,8 @@ std::string Semantics::describe_wait(const State& s, int /*rank*/, const Wait& w
       out = "waits for every member to destroy " + comm.name + " (it is connected)";
       for (int m : comm.members) {
         const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))];
-        if (!(ms.flags & (kDestroyed | kAborted))) missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
+        if (!(ms.flags & (kDestroyed | kAborted)))
+          missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
       }
       break;
   }

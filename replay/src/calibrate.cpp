@@ -40,8 +40,8 @@ std::string calibration_table(const std::vector<CalibrationRow>& rows) {
   for (const auto& r : rows) {
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.2f", r.seconds);
-    out << "| " << r.scenario << " | " << r.model << " | " << r.outcome << " | " << (r.agrees ? "yes" : "**no**") << " | "
-        << r.summary << " | " << secs << " |\n";
+    out << "| " << r.scenario << " | " << r.model << " | " << r.outcome << " | " << (r.agrees ? "yes" : "**no**")
+        << " | " << r.summary << " | " << secs << " |\n";
     agree += r.agrees ? 1 : 0;
   }
   out << "\n" << agree << " agree, " << rows.size() - static_cast<size_t>(agree) << " disagree\n";

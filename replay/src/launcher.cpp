@@ -20,12 +20,18 @@ namespace collmc::replay {
 
 const char* outcome_name(Outcome o) {
   switch (o) {
-    case Outcome::Confirmed: return "CONFIRMED";
-    case Outcome::Completed: return "COMPLETED";
-    case Outcome::NotReproduced: return "NOT REPRODUCED";
-    case Outcome::Different: return "DIFFERENT";
-    case Outcome::Crashed: return "CRASHED";
-    case Outcome::Refused: return "REFUSED";
+    case Outcome::Confirmed:
+      return "CONFIRMED";
+    case Outcome::Completed:
+      return "COMPLETED";
+    case Outcome::NotReproduced:
+      return "NOT REPRODUCED";
+    case Outcome::Different:
+      return "DIFFERENT";
+    case Outcome::Crashed:
+      return "CRASHED";
+    case Outcome::Refused:
+      return "REFUSED";
   }
   return "?";
 }
@@ -132,8 +138,8 @@ namespace {
       const ThreadReport& actual = report.ranks[r].threads[t];
       if (expected == kFinished && actual.state != "finished") return false;
       if (expected == kNotStarted && actual.state != "not started") return false;
-      if (expected >= 0 && (actual.state != "in call" ||
-                            actual.call != step_head(static_cast<int>(r), static_cast<int>(t), expected)))
+      if (expected >= 0 &&
+          (actual.state != "in call" || actual.call != step_head(static_cast<int>(r), static_cast<int>(t), expected)))
         return false;
     }
   return true;
@@ -159,8 +165,8 @@ namespace {
     if (v == Verdict::Deadlock) {
       report.outcome = same ? Outcome::Confirmed : Outcome::Different;
       report.agrees = same;
-      report.summary = same ? "hang, every rank blocked in the call the model predicted"
-                            : "hang, but not where the model predicted";
+      report.summary =
+          same ? "hang, every rank blocked in the call the model predicted" : "hang, but not where the model predicted";
     } else if (v == Verdict::DivergentKernel || v == Verdict::Mismatch) {
       report.outcome = Outcome::Confirmed;
       report.agrees = true;
@@ -213,8 +219,9 @@ ReplayReport replay_nccl(const ReplayPlan& plan, const ReplayOptions& options) {
   }
   if (w.ranks > gpus || w.ranks > kMaxRanks) {
     report.outcome = Outcome::Refused;
-    report.summary = std::to_string(w.ranks) + " ranks need " + std::to_string(w.ranks) + " GPUs (NCCL rejects two ranks on one GPU); this machine has " +
-                     std::to_string(gpus) + " (shrink the scenario: collmc shrink --max-ranks " + std::to_string(gpus) + ")";
+    report.summary = std::to_string(w.ranks) + " ranks need " + std::to_string(w.ranks) +
+                     " GPUs (NCCL rejects two ranks on one GPU); this machine has " + std::to_string(gpus) +
+                     " (shrink the scenario: collmc shrink --max-ranks " + std::to_string(gpus) + ")";
     return report;
   }
   if (w.comms.size() > static_cast<size_t>(kMaxComms)) {
@@ -235,7 +242,8 @@ ReplayReport replay_nccl(const ReplayPlan& plan, const ReplayOptions& options) {
   SharedBlock* shared = m.block;
   const auto start = Clock::now();
   std::vector<pid_t> pids;
-  for (int r = 0; r < w.ranks; ++r) pids.push_back(spawn([&, r] { return run_nccl_rank(plan, r, shared, options.free_running); }));
+  for (int r = 0; r < w.ranks; ++r)
+    pids.push_back(spawn([&, r] { return run_nccl_rank(plan, r, shared, options.free_running); }));
   uint64_t last_progress = shared->progress.load();
   auto last_change = Clock::now();
   bool hung = false;
@@ -259,10 +267,19 @@ ReplayReport replay_nccl(const ReplayPlan& plan, const ReplayOptions& options) {
         const auto& slot = shared->ranks[r].threads[t];
         tr.call = slot.call.load();
         switch (slot.phase.load()) {
-          case kPhaseNotStarted: tr.state = "not started"; tr.call = -1; break;
-          case kPhaseEntered: tr.state = "in call"; break;
-          case kPhaseReturned: tr.state = "between calls"; break;
-          default: tr.state = "finished"; break;
+          case kPhaseNotStarted:
+            tr.state = "not started";
+            tr.call = -1;
+            break;
+          case kPhaseEntered:
+            tr.state = "in call";
+            break;
+          case kPhaseReturned:
+            tr.state = "between calls";
+            break;
+          default:
+            tr.state = "finished";
+            break;
         }
         rr.threads.push_back(tr);
       }
@@ -305,7 +322,10 @@ ReplayReport replay_nccl(const ReplayPlan& plan, const ReplayOptions& options) {
     auto& rr = report.ranks[static_cast<size_t>(r)];
     const auto& slot = shared->ranks[r];
     const int status = slot.status.load();
-    rr.status = status == kFinishedOk ? "finished" : status == kError ? "error" : status == kAborted ? "hung (aborted)" : "killed";
+    rr.status = status == kFinishedOk ? "finished"
+                : status == kError    ? "error"
+                : status == kAborted  ? "hung (aborted)"
+                                      : "killed";
     if (std::find(killed.begin(), killed.end(), std::to_string(r)) != killed.end() && status != kFinishedOk)
       rr.status = hung ? "hung (killed after the abort)" : "killed";
     if (status == kError) rr.error = slot.error;

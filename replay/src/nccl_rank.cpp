@@ -228,7 +228,8 @@ class Rank {
         {"int8", ncclInt8},       {"uint8", ncclUint8},     {"int32", ncclInt32},       {"uint32", ncclUint32},
         {"int64", ncclInt64},     {"uint64", ncclUint64}};
     auto it = types.find(w_.dtypes[static_cast<size_t>(d)]);
-    if (it == types.end()) throw Failure("dtype " + w_.dtypes[static_cast<size_t>(d)] + " is not supported by the replay");
+    if (it == types.end())
+      throw Failure("dtype " + w_.dtypes[static_cast<size_t>(d)] + " is not supported by the replay");
     return it->second;
   }
   ncclRedOp_t redop(int r) const {
@@ -269,8 +270,9 @@ class Rank {
         return;
       case OpKind::Register: {
         ncclWindow_t win = nullptr;
-        nccl(ncclCommWindowRegister(comm, buffers_[static_cast<size_t>(c.buffer)], sizes_[static_cast<size_t>(c.buffer)],
-                                    &win, c.flag == model::RegFlag::Symmetric ? NCCL_WIN_COLL_SYMMETRIC : NCCL_WIN_DEFAULT),
+        nccl(ncclCommWindowRegister(comm, buffers_[static_cast<size_t>(c.buffer)],
+                                    sizes_[static_cast<size_t>(c.buffer)], &win,
+                                    c.flag == model::RegFlag::Symmetric ? NCCL_WIN_COLL_SYMMETRIC : NCCL_WIN_DEFAULT),
              "ncclCommWindowRegister", comm);
         windows_[{c.comm, c.buffer}].push_back(win);
         return;
@@ -285,7 +287,8 @@ class Rank {
       }
       case OpKind::RegisterLocal: {
         void* handle = nullptr;
-        nccl(ncclCommRegister(comm, buffers_[static_cast<size_t>(c.buffer)], sizes_[static_cast<size_t>(c.buffer)], &handle),
+        nccl(ncclCommRegister(comm, buffers_[static_cast<size_t>(c.buffer)], sizes_[static_cast<size_t>(c.buffer)],
+                              &handle),
              "ncclCommRegister", comm);
         local_[{c.comm, c.buffer}].push_back(handle);
         return;
@@ -331,7 +334,8 @@ class Rank {
         size_t n = w_.comms[static_cast<size_t>(c.comm)].members.size();
         size_t send = count_of(c) / n;
         char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : ptr(c.buffer);
-        char* in = c.buffer2 >= 0 ? ptr(c.buffer) : out + static_cast<size_t>(comm_rank(c.comm, rank_)) * send * elem(c.dtype);
+        char* in =
+            c.buffer2 >= 0 ? ptr(c.buffer) : out + static_cast<size_t>(comm_rank(c.comm, rank_)) * send * elem(c.dtype);
         nccl(ncclAllGather(in, out, send, dtype(c.dtype), comm, stream), "ncclAllGather", comm);
         return;
       }
@@ -339,7 +343,8 @@ class Rank {
         size_t n = w_.comms[static_cast<size_t>(c.comm)].members.size();
         size_t recv = count_of(c) / n;
         char* in = ptr(c.buffer);
-        char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : in + static_cast<size_t>(comm_rank(c.comm, rank_)) * recv * elem(c.dtype);
+        char* out =
+            c.buffer2 >= 0 ? ptr(c.buffer2) : in + static_cast<size_t>(comm_rank(c.comm, rank_)) * recv * elem(c.dtype);
         nccl(ncclReduceScatter(in, out, recv, dtype(c.dtype), redop(c.redop), comm, stream), "ncclReduceScatter", comm);
         return;
       }
@@ -363,17 +368,21 @@ class Rank {
         char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : in;
         nccl(ncclGroupStart(), "ncclGroupStart");
         for (size_t p = 0; p < members.size(); ++p) {
-          nccl(ncclSend(in + p * chunk, chunk / elem(c.dtype), dtype(c.dtype), static_cast<int>(p), comm, stream), "ncclSend", comm);
-          nccl(ncclRecv(out + p * chunk, chunk / elem(c.dtype), dtype(c.dtype), static_cast<int>(p), comm, stream), "ncclRecv", comm);
+          nccl(ncclSend(in + p * chunk, chunk / elem(c.dtype), dtype(c.dtype), static_cast<int>(p), comm, stream),
+               "ncclSend", comm);
+          nccl(ncclRecv(out + p * chunk, chunk / elem(c.dtype), dtype(c.dtype), static_cast<int>(p), comm, stream),
+               "ncclRecv", comm);
         }
         nccl(ncclGroupEnd(), "ncclGroupEnd");
         return;
       }
       case OpKind::Send:
-        nccl(ncclSend(ptr(c.buffer), count_of(c), dtype(c.dtype), comm_rank(c.comm, c.peer), comm, stream), "ncclSend", comm);
+        nccl(ncclSend(ptr(c.buffer), count_of(c), dtype(c.dtype), comm_rank(c.comm, c.peer), comm, stream), "ncclSend",
+             comm);
         return;
       case OpKind::Recv:
-        nccl(ncclRecv(ptr(c.buffer), count_of(c), dtype(c.dtype), comm_rank(c.comm, c.peer), comm, stream), "ncclRecv", comm);
+        nccl(ncclRecv(ptr(c.buffer), count_of(c), dtype(c.dtype), comm_rank(c.comm, c.peer), comm, stream), "ncclRecv",
+             comm);
         return;
       case OpKind::Barrier:
         nccl(ncclAllReduce(scratch_, scratch_, 1, ncclFloat32, ncclSum, comm, stream), "ncclAllReduce (barrier)", comm);
@@ -397,7 +406,8 @@ class Rank {
       int count = 0;
       if (ncclCommCount(handle, &count) != ncclSuccess) continue;
       if (count != static_cast<int>(c.members.size()))
-        note += c.name + " has " + std::to_string(count) + " rank(s), expected " + std::to_string(c.members.size()) + "; ";
+        note +=
+            c.name + " has " + std::to_string(count) + " rank(s), expected " + std::to_string(c.members.size()) + "; ";
     }
     std::snprintf(slot_.note, sizeof slot_.note, "%s", note.c_str());
   }

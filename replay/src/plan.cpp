@@ -22,7 +22,8 @@ using checker::StepKind;
 bool same_step(const Step& a, const Step& b) {
   if (a.kind != b.kind) return false;
   if (a.kind == StepKind::Complete) return a.comm == b.comm && a.slot == b.slot;
-  if (a.kind == StepKind::CompletePair) return a.comm == b.comm && a.slot == b.slot && a.rank == b.rank && a.peer == b.peer;
+  if (a.kind == StepKind::CompletePair)
+    return a.comm == b.comm && a.slot == b.slot && a.rank == b.rank && a.peer == b.peer;
   return a.rank == b.rank && a.thread == b.thread && a.edge == b.edge;
 }
 
@@ -115,8 +116,10 @@ ReplayPlan build(const model::World& world, const std::vector<Step>& schedule, m
     for (const auto& b : sem.blocked(s)) {
       if (b.thread < 0) continue;
       int& pos = plan.expected_position[static_cast<size_t>(b.rank)][static_cast<size_t>(b.thread)];
-      if (b.reason == "not started") pos = kNotStarted;
-      else if (!b.finished && b.call >= 0) pos = b.call;
+      if (b.reason == "not started")
+        pos = kNotStarted;
+      else if (!b.finished && b.call >= 0)
+        pos = b.call;
     }
   }
   return plan;
@@ -177,7 +180,7 @@ ReplayPlan plan_from_json(const std::string& path, model::World& world) {
     throw std::runtime_error(path + ": an inconclusive result has no schedule to replay");
   std::vector<Step> steps;
   const std::map<std::string, StepKind> kinds = {
-      {"choose", StepKind::Choose},  {"spawn", StepKind::Spawn},       {"issue", StepKind::Issue},
+      {"choose", StepKind::Choose},    {"spawn", StepKind::Spawn},       {"issue", StepKind::Issue},
       {"group", StepKind::IssueGroup}, {"complete", StepKind::Complete}, {"complete_pair", StepKind::CompletePair}};
   for (const auto& js : j.at("schedule")) {
     Step st;

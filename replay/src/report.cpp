@@ -8,7 +8,10 @@ namespace collmc::replay {
 
 std::string text_report(const ReplayReport& r) {
   std::ostringstream out;
-  out << r.scenario << ": " << outcome_name(r.outcome) << (r.outcome == Outcome::Refused ? "" : r.agrees ? " (agrees with the model)" : " (DISAGREES with the model)")
+  out << r.scenario << ": " << outcome_name(r.outcome)
+      << (r.outcome == Outcome::Refused ? ""
+          : r.agrees                    ? " (agrees with the model)"
+                                        : " (DISAGREES with the model)")
       << "\n  model: " << model::verdict_name(r.predicted) << "\n  hardware: " << r.summary << "\n";
   if (!r.backend.empty()) out << "  backend: " << r.backend << "\n";
   for (const auto& n : r.notes) out << "  note: " << n << "\n";

@@ -30,7 +30,7 @@ struct ReplayPlan {
   const model::World* world = nullptr;
   std::string scenario;  // file
   model::Verdict verdict = model::Verdict::Safe;
-  std::string violation;  // the model's message for violations
+  std::string violation;                            // the model's message for violations
   std::vector<std::vector<ThreadPlan>> ranks;       // [rank][thread]
   std::vector<std::vector<int>> expected_position;  // [rank][thread]
   int turns = 0;

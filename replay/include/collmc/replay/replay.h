@@ -35,9 +35,9 @@ struct ThreadReport {
 
 struct RankReport {
   int rank = 0;
-  std::string status;  // "finished", "hung (aborted)", "error", "killed"
-  std::string error;   // the CUDA/NCCL error, if any
-  std::string note;    // e.g. the size of communicators a split produced
+  std::string status;        // "finished", "hung (aborted)", "error", "killed"
+  std::string error;         // the CUDA/NCCL error, if any
+  std::string note;          // e.g. the size of communicators a split produced
   double setup_seconds = 0;  // creating the declared communicators
   std::vector<ThreadReport> threads;
   std::vector<CallTiming> calls;  // every call that returned, with its duration
@@ -50,10 +50,10 @@ struct ReplayReport {
   bool agrees = false;
   std::string summary;  // one line: why this outcome
   std::vector<RankReport> ranks;
-  double seconds = 0;                // the whole run
-  double hang_detect_seconds = -1;   // from the last progress to the hang verdict
-  std::string backend;               // "nccl 2.28.3 on 2 GPUs", ...
-  std::vector<std::string> notes;    // e.g. stream_progress = serialized has no NCCL switch
+  double seconds = 0;               // the whole run
+  double hang_detect_seconds = -1;  // from the last progress to the hang verdict
+  std::string backend;              // "nccl 2.28.3 on 2 GPUs", ...
+  std::vector<std::string> notes;   // e.g. stream_progress = serialized has no NCCL switch
 };
 
 // Runs the plan on NCCL and GPUs (rank i on GPU i). Never leaves a process behind.
