@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "collmc/checker/html_report.h"
 #include "collmc/checker/suite.h"
 #include "collmc/checker/wait_for_graph.h"
 #include "collmc/gen/generators.h"
@@ -102,7 +103,7 @@ TEST(WaitForGraph, ColdCollectiveWaitsInTheConnect) {
 
 class DeadlockFile : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(DeadlockFile, ProducesDotAndSvg) {
+TEST_P(DeadlockFile, ProducesDotSvgAndHtml) {
   model::World w;
   auto r = check_file(w, GetParam());
   ASSERT_EQ(r.verdict, model::Verdict::Deadlock);
@@ -117,6 +118,10 @@ TEST_P(DeadlockFile, ProducesDotAndSvg) {
   std::string svg = checker::render_svg(dot);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  std::string html = checker::html_report(r, svg);
+  for (const char* id : {"id=\"verdict\"", "id=\"comms\"", "id=\"timeline\"", "id=\"graph\"", "id=\"stats\""})
+    EXPECT_NE(html.find(id), std::string::npos) << id;
+  EXPECT_NE(html.find("<svg"), std::string::npos);
 }
 
 // Every scenario whose expect line says deadlock.

@@ -267,12 +267,14 @@ std::string wait_for_dot(const model::World& w, const WaitForGraph& g, const Dot
     if (e.on_cycle) out << ", color=red, penwidth=2.5, fontcolor=red";
     out << "];\n";
   }
-  out << "  subgraph cluster_legend {\n    label=\"legend\";\n    style=dashed;\n    color=gray70;\n"
-      << "    l_host [shape=box, label=\"host thread\\nblocked in a call\"];\n"
-      << "    l_dev [shape=cds, label=\"device stream\\nstuck at its head\"];\n"
-      << "    l_exit [shape=octagon, style=filled, fillcolor=gray90, label=\"rank exited\\nwithout calling\"];\n"
-      << "    l_host -> l_dev [label=\"cannot proceed until\"];\n"
-      << "    l_dev -> l_exit [label=\"on the cycle\", color=red, penwidth=2.5, fontcolor=red];\n  }\n";
+  out << "  subgraph cluster_legend {\n    label=\"legend\";\n    style=dashed;\n    color=gray70;\n    fontsize=9;\n"
+      << "    node [fontsize=8, margin=\"0.05,0.02\", height=0.3];\n"
+      << "    l_host [shape=box, label=\"host thread in a call\"];\n"
+      << "    l_dev [shape=cds, label=\"stream head\"];\n"
+      << "    l_exit [shape=octagon, style=filled, fillcolor=gray90, label=\"rank exited\"];\n"
+      << "    l_a [shape=point, width=0.05];\n    l_b [shape=point, width=0.05];\n"
+      << "    l_host -> l_dev [label=\"waits for\", fontsize=8];\n"
+      << "    l_a -> l_b [label=\"on the cycle\", color=red, penwidth=2.5, fontcolor=red, fontsize=8];\n  }\n";
   out << "}\n";
   return out.str();
 }
