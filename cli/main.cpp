@@ -6,6 +6,7 @@
 #include "collmc/checker/check.h"
 #include "collmc/checker/html_report.h"
 #include "collmc/checker/suite.h"
+#include "collmc/gen/generators.h"
 #include "collmc/model/world.h"
 #include "collmc/replay/plan.h"
 #include "collmc/replay/replay.h"
@@ -26,6 +27,10 @@ void usage(std::ostream& out) {
          "                          [--quiet] [--expect]\n"
          "       collmc test PATH... [--max-states N] [--time-limit S] [--max-memory MiB]\n"
          "       collmc replay RESULT.json|FILE.cmc [--hang-after S] [--json OUT]\n"
+         "       collmc gen ring --comms N [--agreed] [--profile mpi] [-o FILE]\n"
+         "       collmc gen megatron --world W [--tp N --cp N --pp N --ep N --etp N] [--dist-opt-instances N]\n"
+         "                  [--ubr-groups dense,expert,outer] [--order list|per-rank|sorted] [-o FILE]\n"
+         "       collmc gen hook-fanout --ranks W --comms K [--sorted] [-o FILE]\n"
          "       collmc replay --calibrate DIR... [--hang-after S] [--table OUT.md]\n"
          "exit: 0 safe, 1 violation, 2 bad input, 3 inconclusive\n";
 }
@@ -200,6 +205,68 @@ int cmd_replay(const std::vector<std::string>& args) {
   return report.agrees ? 0 : 1;
 }
 
+int cmd_gen(const std::vector<std::string>& args) {
+  if (args.empty()) throw po::error("gen needs a family: ring, megatron or hook-fanout");
+  const std::string family = args.front();
+  po::options_description d("gen");
+  d.add_options()("output,o", po::value<std::string>(), "write the scenario to FILE (default: stdout)")(
+      "comms", po::value<int>()->default_value(3), "ring, hook-fanout: number of comms")(
+      "agreed", "ring: one agreed order (safe)")("profile", po::value<std::string>()->default_value("nccl"),
+                                                 "ring: nccl or mpi")(
+      "ranks", po::value<int>()->default_value(4), "hook-fanout: world size")("sorted", "hook-fanout: sorted order")(
+      "world", po::value<int>()->default_value(8), "megatron: world size")(
+      "tp", po::value<int>()->default_value(1), "")("cp", po::value<int>()->default_value(1), "")(
+      "pp", po::value<int>()->default_value(1), "")("ep", po::value<int>()->default_value(1), "")(
+      "etp", po::value<int>()->default_value(1), "")("dist-opt-instances", po::value<int>()->default_value(1), "")(
+      "ubr-groups", po::value<std::string>()->default_value("dense,expert,outer"), "")(
+      "order", po::value<std::string>()->default_value("list"), "list, per-rank or sorted");
+  po::variables_map vm;
+  po::store(po::command_line_parser(std::vector<std::string>(args.begin() + 1, args.end())).options(d).run(), vm);
+  po::notify(vm);
+  std::string text;
+  if (family == "ring") {
+    const std::string profile = vm["profile"].as<std::string>();
+    if (profile != "nccl" && profile != "mpi") throw po::error("--profile takes nccl or mpi");
+    text = collmc::gen::ring_scenario(vm["comms"].as<int>(), vm.count("agreed") > 0, profile == "mpi");
+  } else if (family == "hook-fanout") {
+    text = collmc::gen::hook_fanout_scenario(vm["ranks"].as<int>(), vm["comms"].as<int>(), vm.count("sorted") > 0);
+  } else if (family == "megatron") {
+    collmc::gen::MegatronConfig c;
+    c.world = vm["world"].as<int>();
+    c.tp = vm["tp"].as<int>();
+    c.cp = vm["cp"].as<int>();
+    c.pp = vm["pp"].as<int>();
+    c.ep = vm["ep"].as<int>();
+    c.etp = vm["etp"].as<int>();
+    c.dist_opt_instances = vm["dist-opt-instances"].as<int>();
+    c.ubr_groups.clear();
+    std::string groups = vm["ubr-groups"].as<std::string>();
+    for (size_t start = 0; start <= groups.size();) {
+      size_t comma = groups.find(',', start);
+      if (comma == std::string::npos) comma = groups.size();
+      if (comma > start) c.ubr_groups.push_back(groups.substr(start, comma - start));
+      start = comma + 1;
+    }
+    const std::string order = vm["order"].as<std::string>();
+    if (order == "list")
+      c.order = collmc::gen::RegistrationOrder::List;
+    else if (order == "per-rank")
+      c.order = collmc::gen::RegistrationOrder::PerRank;
+    else if (order == "sorted")
+      c.order = collmc::gen::RegistrationOrder::Sorted;
+    else
+      throw po::error("--order takes list, per-rank or sorted");
+    text = collmc::gen::megatron_scenario(c);
+  } else {
+    throw po::error("unknown family '" + family + "': expected ring, megatron or hook-fanout");
+  }
+  if (vm.count("output"))
+    write_file(vm["output"].as<std::string>(), text);
+  else
+    std::cout << text;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -213,6 +280,7 @@ int main(int argc, char** argv) {
     if (cmd == "check") return cmd_check(args);
     if (cmd == "test") return cmd_test(args);
     if (cmd == "replay") return cmd_replay(args);
+    if (cmd == "gen") return cmd_gen(args);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
       usage(std::cout);
       return 0;
