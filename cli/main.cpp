@@ -29,7 +29,9 @@ void usage(std::ostream& out) {
          "       collmc replay RESULT.json|FILE.cmc [--hang-after S] [--json OUT]\n"
          "       collmc gen ring --comms N [--agreed] [--profile mpi] [-o FILE]\n"
          "       collmc gen megatron --world W [--tp N --cp N --pp N --ep N --etp N] [--dist-opt-instances N]\n"
-         "                  [--ubr-groups dense,expert,outer] [--order list|per-rank|sorted] [-o FILE]\n"
+         "                  [--ubr-groups dense,expert,outer] [--order list|per-rank|sorted]\n"
+         "                  [--late-segments none|some|all] [--collectives] [-o FILE]\n"
+         "       collmc gen pytorch-pool --ranks W --groups SPEC... [--order ...] [--late-segments ...] [-o FILE]\n"
          "       collmc gen hook-fanout --ranks W --comms K [--sorted] [-o FILE]\n"
          "       collmc replay --calibrate DIR... [--hang-after S] [--table OUT.md]\n"
          "exit: 0 safe, 1 violation, 2 bad input, 3 inconclusive\n";
@@ -206,7 +208,7 @@ int cmd_replay(const std::vector<std::string>& args) {
 }
 
 int cmd_gen(const std::vector<std::string>& args) {
-  if (args.empty()) throw po::error("gen needs a family: ring, megatron or hook-fanout");
+  if (args.empty()) throw po::error("gen needs a family: ring, megatron, pytorch-pool or hook-fanout");
   const std::string family = args.front();
   po::options_description d("gen");
   d.add_options()("output,o", po::value<std::string>(), "write the scenario to FILE (default: stdout)")(
@@ -219,12 +221,37 @@ int cmd_gen(const std::vector<std::string>& args) {
       "pp", po::value<int>()->default_value(1), "")("ep", po::value<int>()->default_value(1), "")(
       "etp", po::value<int>()->default_value(1), "")("dist-opt-instances", po::value<int>()->default_value(1), "")(
       "ubr-groups", po::value<std::string>()->default_value("dense,expert,outer"), "")(
-      "order", po::value<std::string>()->default_value("list"), "list, per-rank or sorted");
+      "order", po::value<std::string>()->default_value("list"), "list, per-rank or sorted")(
+      "late-segments", po::value<std::string>()->default_value("none"), "none, some or all")(
+      "collectives", "megatron: a training step's collectives after registration")(
+      "groups", po::value<std::vector<std::string>>()->multitoken(),
+      "pytorch-pool: NAME:all, NAME:consecutive:K or NAME:strided:K ...");
   po::variables_map vm;
   po::store(po::command_line_parser(std::vector<std::string>(args.begin() + 1, args.end())).options(d).run(), vm);
   po::notify(vm);
+  auto order_of = [&]() {
+    const std::string order = vm["order"].as<std::string>();
+    if (order == "list") return collmc::gen::RegistrationOrder::List;
+    if (order == "per-rank") return collmc::gen::RegistrationOrder::PerRank;
+    if (order == "sorted") return collmc::gen::RegistrationOrder::Sorted;
+    throw po::error("--order takes list, per-rank or sorted");
+  };
+  auto late_of = [&]() {
+    const std::string late = vm["late-segments"].as<std::string>();
+    if (late == "none") return collmc::gen::LateSegments::None;
+    if (late == "some") return collmc::gen::LateSegments::Some;
+    if (late == "all") return collmc::gen::LateSegments::All;
+    throw po::error("--late-segments takes none, some or all");
+  };
   std::string text;
-  if (family == "ring") {
+  if (family == "pytorch-pool") {
+    collmc::gen::PytorchPoolConfig c;
+    c.world = vm["ranks"].as<int>();
+    if (vm.count("groups")) c.groups = vm["groups"].as<std::vector<std::string>>();
+    c.order = order_of();
+    c.late_segments = vm["late-segments"].defaulted() ? collmc::gen::LateSegments::All : late_of();
+    text = collmc::gen::pytorch_pool_scenario(c);
+  } else if (family == "ring") {
     const std::string profile = vm["profile"].as<std::string>();
     if (profile != "nccl" && profile != "mpi") throw po::error("--profile takes nccl or mpi");
     text = collmc::gen::ring_scenario(vm["comms"].as<int>(), vm.count("agreed") > 0, profile == "mpi");
@@ -247,18 +274,12 @@ int cmd_gen(const std::vector<std::string>& args) {
       if (comma > start) c.ubr_groups.push_back(groups.substr(start, comma - start));
       start = comma + 1;
     }
-    const std::string order = vm["order"].as<std::string>();
-    if (order == "list")
-      c.order = collmc::gen::RegistrationOrder::List;
-    else if (order == "per-rank")
-      c.order = collmc::gen::RegistrationOrder::PerRank;
-    else if (order == "sorted")
-      c.order = collmc::gen::RegistrationOrder::Sorted;
-    else
-      throw po::error("--order takes list, per-rank or sorted");
+    c.order = order_of();
+    c.late_segments = late_of();
+    c.collectives = vm.count("collectives") > 0;
     text = collmc::gen::megatron_scenario(c);
   } else {
-    throw po::error("unknown family '" + family + "': expected ring, megatron or hook-fanout");
+    throw po::error("unknown family '" + family + "': expected ring, megatron, pytorch-pool or hook-fanout");
   }
   if (vm.count("output"))
     write_file(vm["output"].as<std::string>(), text);

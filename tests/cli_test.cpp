@@ -73,7 +73,21 @@ TEST(Cli, GenWritesScenariosTheCheckerAgreesWith) {
   EXPECT_EQ(collmc("check --quiet " + path), 0);
   ASSERT_EQ(collmc(megatron + "--order per-rank --ubr-groups dense -o " + path), 0);
   EXPECT_EQ(collmc("check --quiet " + path), 0);
+  // Late segments: the hook registers them on every group; a rank without one leaves peers waiting.
+  ASSERT_EQ(collmc(megatron + "--order list --late-segments some --collectives -o " + path), 0);
+  EXPECT_EQ(collmc("check --quiet " + path), 1);
+  ASSERT_EQ(collmc(megatron + "--order sorted --late-segments all --collectives -o " + path), 0);
+  EXPECT_EQ(collmc("check --quiet " + path), 0);
+  // Plain PyTorch process groups sharing one pool.
+  const std::string pool = "gen pytorch-pool --ranks 4 --groups dp:consecutive:2 ep:strided:2 all:all ";
+  ASSERT_EQ(collmc(pool + "--order per-rank -o " + path), 0);
+  EXPECT_EQ(collmc("check --expect --quiet " + path), 0);
+  EXPECT_EQ(collmc("check --quiet " + path), 1);
+  ASSERT_EQ(collmc(pool + "--order sorted -o " + path), 0);
+  EXPECT_EQ(collmc("check --quiet " + path), 0);
   std::string out;
+  EXPECT_EQ(collmc("gen pytorch-pool --ranks 4 --groups dp:consecutive:3", &out), 2);
+  EXPECT_NE(out.find("not divisible"), std::string::npos) << out;
   EXPECT_EQ(collmc("gen megatron --world 6 --tp 4", &out), 2);
   EXPECT_NE(out.find("not divisible"), std::string::npos) << out;
   std::remove(path.c_str());

@@ -93,6 +93,64 @@ std::vector<GroupFamily> megatron_groups(const MegatronConfig& c) {
   return out;
 }
 
+namespace {
+
+// The registration protocol over `groups` (comm family names), shared by the Megatron and PyTorch
+// generators: the pool in list order (register_mem_pool), optional collectives, late segments
+// registered by the allocator hook in the configured order.
+std::string registration_body(const std::vector<std::string>& groups, RegistrationOrder order, LateSegments late,
+                              bool collectives, bool hook_orders_pool, int world) {
+  auto registrations = [&](const std::string& buffer, bool per_rank, const std::string& indent) {
+    std::string out;
+    if (per_rank && groups.size() > 1) {
+      out += indent + "any_order {  # the order the allocator hook iterates its unordered_map in\n";
+      for (const auto& g : groups) out += indent + "  register " + g + " " + buffer + "\n";
+      out += indent + "}\n";
+    } else {
+      for (const auto& g : groups) out += indent + "register " + g + " " + buffer + "\n";
+    }
+    return out;
+  };
+  const bool per_rank = order == RegistrationOrder::PerRank;
+  std::string out = "rank * {\n  # the global pool, registered on every chosen group\n  alloc pool 64MiB\n";
+  out += registrations("pool", per_rank && hook_orders_pool, "  ");
+  if (collectives) {
+    out += "  # a training step: one collective per group on the registered pool\n";
+    for (const auto& g : groups) out += "  all_reduce " + g + " pool\n";
+    out += "  sync main\n";
+  }
+  if (late != LateSegments::None) {
+    std::string indent = "  ";
+    if (late == LateSegments::Some) {
+      // Every rank but the last: the last one's groups then wait for it (groups have 2+ ranks).
+      out += "  # only some ranks grow the pool by a new segment (every rank but the last)\n  when rank in [0.." +
+             std::to_string(world - 2) + "] {\n";
+      indent = "    ";
+    } else {
+      out += "  # every rank grows the pool by a new segment\n";
+    }
+    out += indent + "alloc late 1GiB\n" + registrations("late", per_rank, indent);
+    if (late == LateSegments::Some) out += "  }\n";
+  }
+  out += "  all_reduce " + groups.front() + " pool\n  sync main\n}\n";
+  return out;
+}
+
+bool registration_deadlocks(size_t groups, RegistrationOrder order, LateSegments late, bool hook_orders_pool) {
+  if (late == LateSegments::Some) return true;  // ranks without the segment never join its registration
+  const bool cross = order == RegistrationOrder::PerRank && groups > 1;
+  return cross && (hook_orders_pool || late == LateSegments::All);
+}
+
+const char* order_name(RegistrationOrder o) {
+  return o == RegistrationOrder::List ? "list" : o == RegistrationOrder::PerRank ? "per-rank" : "sorted";
+}
+const char* late_name(LateSegments l) {
+  return l == LateSegments::None ? "none" : l == LateSegments::Some ? "some" : "all";
+}
+
+}  // namespace
+
 std::string megatron_scenario(const MegatronConfig& c) {
   std::vector<GroupFamily> families = megatron_groups(c);
   // The registration list: dense FSDP group, expert FSDP group, and with N > 1 the outer (L1) group.
@@ -108,34 +166,94 @@ std::string megatron_scenario(const MegatronConfig& c) {
   }
   require(!chosen.empty(), "no registration group");
   if (c.order == RegistrationOrder::Sorted) std::sort(chosen.begin(), chosen.end());
-  const bool deadlock_expected = c.order == RegistrationOrder::PerRank && chosen.size() > 1;
+  const bool deadlock_expected = registration_deadlocks(chosen.size(), c.order, c.late_segments, true);
 
   std::ostringstream out;
   out << "# Megatron-FSDP with NCCL user-buffer registration: world " << c.world << ", TP " << c.tp << ", CP " << c.cp
       << ", PP " << c.pp << ", EP " << c.ep << ", ETP " << c.etp << ", " << c.dist_opt_instances
       << " distributed-optimizer instance(s).\n"
       << "# Groups from megatron/core/parallel_state.py (dense rank = tp + TP*(cp + CP*(dp + DP*pp)),\n"
-      << "# expert rank = etp + ETP*(ep + EP*(edp + EDP*pp))).\n";
-  out << "ranks " << c.world << "\nname \"megatron-fsdp W=" << c.world << " order="
-      << (c.order == RegistrationOrder::List      ? "list"
-          : c.order == RegistrationOrder::PerRank ? "per-rank"
-                                                  : "sorted")
-      << "\"\n";
+      << "# expert rank = etp + ETP*(ep + EP*(edp + EDP*pp))). Registration order: " << order_name(c.order)
+      << "; late segments: " << late_name(c.late_segments) << ".\n";
+  out << "ranks " << c.world << "\nname \"megatron-fsdp W=" << c.world << " order=" << order_name(c.order)
+      << " late=" << late_name(c.late_segments) << "\"\n";
   out << "expect " << (deadlock_expected ? "deadlock" : "safe") << "\n";
   for (const auto& f : families) {
     out << "# " << f.megatron << "\ncomm " << f.name << " = {";
     for (size_t i = 0; i < f.groups.size(); ++i) out << (i ? ", " : "") << rank_list(f.groups[i]);
     out << "}\n";
   }
-  out << "rank * {\n  # the global pool, registered on every chosen group\n  alloc pool 64MiB\n";
-  if (c.order == RegistrationOrder::PerRank && chosen.size() > 1) {
-    out << "  any_order {  # the order each rank's allocator hook iterates its map in\n";
-    for (const auto& g : chosen) out << "    register " << g << " pool\n";
-    out << "  }\n";
-  } else {
-    for (const auto& g : chosen) out << "  register " << g << " pool\n";
+  out << registration_body(chosen, c.order, c.late_segments, c.collectives, true, c.world);
+  return out.str();
+}
+
+std::string pytorch_pool_scenario(const PytorchPoolConfig& c) {
+  require(c.world >= 2, "a pool shared by process groups needs at least 2 ranks");
+  require(!c.groups.empty(), "no process group (--groups NAME:all|NAME:consecutive:K|NAME:strided:K)");
+  std::ostringstream out;
+  std::vector<std::string> names;
+  std::ostringstream comms;
+  for (const auto& spec : c.groups) {
+    const size_t colon = spec.find(':');
+    require(colon != std::string::npos && colon > 0,
+            "group spec '" + spec + "': expected NAME:all, NAME:consecutive:K or NAME:strided:K");
+    const std::string name = spec.substr(0, colon), kind = spec.substr(colon + 1);
+    names.push_back(name);
+    if (kind == "all") {
+      comms << "comm " << name << " = all\n";
+      continue;
+    }
+    const size_t colon2 = kind.find(':');
+    require(colon2 != std::string::npos, "group spec '" + spec + "': expected a size after '" + kind + ":'");
+    const std::string how = kind.substr(0, colon2);
+    int k = 0;
+    try {
+      k = std::stoi(kind.substr(colon2 + 1));
+    } catch (...) {
+      require(false, "group spec '" + spec + "': the size is not a number");
+    }
+    require(k >= 1 && c.world % k == 0, "group spec '" + spec + "': world " + std::to_string(c.world) +
+                                            " is not divisible by " + std::to_string(k));
+    std::vector<std::vector<int>> groups;
+    if (how == "consecutive") {
+      for (int g = 0; g < c.world / k; ++g) {
+        std::vector<int> members;
+        for (int i = 0; i < k; ++i) members.push_back(g * k + i);
+        groups.push_back(members);
+      }
+    } else if (how == "strided") {
+      const int stride = c.world / k;
+      for (int j = 0; j < stride; ++j) {
+        std::vector<int> members;
+        for (int i = 0; i < k; ++i) members.push_back(j + i * stride);
+        groups.push_back(members);
+      }
+    } else {
+      require(false, "group spec '" + spec + "': expected consecutive or strided");
+    }
+    comms << "comm " << name << " = {";
+    for (size_t i = 0; i < groups.size(); ++i) comms << (i ? ", " : "") << rank_list(groups[i]);
+    comms << "}\n";
   }
-  out << "  all_reduce " << chosen.front() << " pool\n  sync main\n}\n";
+  std::vector<std::string> hook_order = names;
+  if (c.order == RegistrationOrder::Sorted) std::sort(hook_order.begin(), hook_order.end());
+  const bool deadlock = registration_deadlocks(names.size(), c.order, c.late_segments, false);
+  out << "# PyTorch process groups sharing one memory pool: register_mem_pool(pool, symm=True) on each\n"
+      << "# group in list order; the allocator hook then registers every new segment on every group\n"
+      << "# (hook order: " << order_name(c.order) << "; late segments: " << late_name(c.late_segments) << ").\n"
+      << "ranks " << c.world << "\nname \"pytorch pool over " << names.size() << " groups, hook order "
+      << order_name(c.order) << "\"\nexpect " << (deadlock ? "deadlock" : "safe") << "\n"
+      << comms.str();
+  // register_mem_pool runs in list order on every rank; only the hook's order varies.
+  std::string body = registration_body(hook_order, c.order, c.late_segments, false, false, c.world);
+  if (hook_order != names) {
+    // The pool itself was registered in list order: rewrite those lines.
+    std::string list_regs, hook_regs;
+    for (const auto& g : names) list_regs += "  register " + g + " pool\n";
+    for (const auto& g : hook_order) hook_regs += "  register " + g + " pool\n";
+    body.replace(body.find(hook_regs), hook_regs.size(), list_regs);
+  }
+  out << body;
   return out.str();
 }
 

@@ -13,6 +13,10 @@ enum class RegistrationOrder {
   Sorted,   // one order every rank agrees on (sorted by group name)
 };
 
+// Late pool segments: allocated after registration; the allocator hook registers each new segment
+// on every group that registered the pool, in the registration order's discipline.
+enum class LateSegments { None, Some, All };  // Some: every rank but the last
+
 // Megatron-LM's groups (megatron/core/parallel_state.py; NCCL_FACTS.md has the formulas).
 struct MegatronConfig {
   int world = 8;
@@ -20,6 +24,8 @@ struct MegatronConfig {
   int dist_opt_instances = 1;
   std::vector<std::string> ubr_groups = {"dense", "expert", "outer"};
   RegistrationOrder order = RegistrationOrder::List;
+  LateSegments late_segments = LateSegments::None;
+  bool collectives = false;  // a training step's all-reduce on every chosen group after registration
 };
 
 // A group family: disjoint rank lists covering the world.
@@ -32,6 +38,17 @@ struct GroupFamily {
 // Throws std::invalid_argument with the reason when sizes do not divide.
 std::vector<GroupFamily> megatron_groups(const MegatronConfig& config);
 std::string megatron_scenario(const MegatronConfig& config);
+
+// Plain PyTorch process groups sharing one symmetric pool (register_mem_pool on each, in list order).
+// Group specs: `NAME:all`, `NAME:consecutive:K` (blocks of K ranks), `NAME:strided:K` (K ranks
+// spaced W/K apart). Throws std::invalid_argument for a spec that does not fit the world.
+struct PytorchPoolConfig {
+  int world = 4;
+  std::vector<std::string> groups;
+  RegistrationOrder order = RegistrationOrder::List;  // of the hook's late-segment registrations
+  LateSegments late_segments = LateSegments::All;
+};
+std::string pytorch_pool_scenario(const PytorchPoolConfig& config);
 
 // N two-rank communicators in a ring (comm c_i = [i, i+1 mod N]); every rank registers a pool on
 // its two comms, in rotating order (rank i: c_i, then c_{i-1}: a deadlock) or in agreed order
