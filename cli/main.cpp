@@ -69,26 +69,38 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 void write_graph_outputs(const po::variables_map& vm, const collmc::checker::CheckResult& result) {
-  if (vm.count("html")) {
-    std::string svg;
-    if (!result.wait_for.empty()) {
-      collmc::checker::DotOptions dot_options;
-      dot_options.full_graph = vm.count("full-graph") > 0;
-      svg = collmc::checker::render_svg(collmc::checker::wait_for_dot(*result.world, result.wait_for, dot_options));
-    }
-    write_file(vm["html"].as<std::string>(), collmc::checker::html_report(result, svg));
-  }
-  if (!vm.count("dot") && !vm.count("svg")) return;
-  if (result.wait_for.empty()) {
+  const bool graph_files = vm.count("dot") || vm.count("svg");
+  if (!graph_files && !vm.count("html")) return;
+  // The DOT and its SVG are made once, for whichever of --dot, --svg and --html asked.
+  std::string dot, svg;
+  if (!result.wait_for.empty()) {
+    collmc::checker::DotOptions dot_options;
+    dot_options.full_graph = vm.count("full-graph") > 0;
+    dot = collmc::checker::wait_for_dot(*result.world, result.wait_for, dot_options);
+    if (vm.count("svg") || vm.count("html")) svg = collmc::checker::render_svg(dot);
+  } else if (graph_files) {
     std::cerr << "note: no wait-for graph (the verdict is " << collmc::model::verdict_name(result.verdict)
               << "); --dot/--svg not written\n";
-    return;
   }
-  collmc::checker::DotOptions dot_options;
-  dot_options.full_graph = vm.count("full-graph") > 0;
-  const std::string dot = collmc::checker::wait_for_dot(*result.world, result.wait_for, dot_options);
+  if (vm.count("html")) write_file(vm["html"].as<std::string>(), collmc::checker::html_report(result, svg));
+  if (dot.empty()) return;
   if (vm.count("dot")) write_file(vm["dot"].as<std::string>(), dot);
-  if (vm.count("svg")) write_file(vm["svg"].as<std::string>(), collmc::checker::render_svg(dot));
+  if (vm.count("svg")) write_file(vm["svg"].as<std::string>(), svg);
+}
+
+// Options plus positional arguments named `positional`; throws when none is given.
+std::pair<po::variables_map, std::vector<std::string>> parse_with_positional(const std::vector<std::string>& args,
+                                                                             const po::options_description& d,
+                                                                             const char* positional,
+                                                                             const std::string& missing) {
+  po::positional_options_description pos;
+  pos.add(positional, -1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
+  po::notify(vm);
+  if (!vm.count(positional)) throw po::error(missing);
+  auto values = vm[positional].as<std::vector<std::string>>();
+  return {std::move(vm), std::move(values)};
 }
 
 int cmd_check(const std::vector<std::string>& args) {
@@ -100,13 +112,7 @@ int cmd_check(const std::vector<std::string>& args) {
       "html", po::value<std::string>(), "write a self-contained HTML report for design review")(
       "quiet", "print only the verdict line")("expect", "compare each file's verdict with its expect line")(
       "file", po::value<std::vector<std::string>>(), "scenario");
-  po::positional_options_description pos;
-  pos.add("file", -1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
-  po::notify(vm);
-  if (!vm.count("file")) throw po::error("check needs a scenario file");
-  const auto files = vm["file"].as<std::vector<std::string>>();
+  const auto [vm, files] = parse_with_positional(args, d, "file", "check needs a scenario file");
   const bool quiet = vm.count("quiet") > 0;
   const bool expect = vm.count("expect") > 0;
   for (const char* single : {"json", "dot", "svg", "html"})
@@ -147,15 +153,10 @@ int cmd_check(const std::vector<std::string>& args) {
 int cmd_test(const std::vector<std::string>& args) {
   po::options_description d = search_options();
   d.add_options()("path", po::value<std::vector<std::string>>(), "file or directory");
-  po::positional_options_description pos;
-  pos.add("path", -1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
-  po::notify(vm);
-  if (!vm.count("path")) throw po::error("test needs a file or directory");
+  const auto [vm, paths] = parse_with_positional(args, d, "path", "test needs a file or directory");
   const auto options = to_search(vm);
   std::vector<collmc::checker::SuiteRow> rows;
-  for (const auto& f : collmc::checker::collect_scenarios(vm["path"].as<std::vector<std::string>>()))
+  for (const auto& f : collmc::checker::collect_scenarios(paths))
     rows.push_back(collmc::checker::run_scenario(f, options));
   std::cout << collmc::checker::suite_table(rows);
   bool ok = !rows.empty() && std::all_of(rows.begin(), rows.end(), [](const auto& r) { return r.passed(); });
@@ -170,13 +171,8 @@ int cmd_replay(const std::vector<std::string>& args) {
       "calibrate", "replay every scenario under the given directories and print the agreement table")(
       "table", po::value<std::string>(), "with --calibrate: also write the table (Markdown) to OUT")(
       "input", po::value<std::vector<std::string>>(), "result or scenario");
-  po::positional_options_description pos;
-  pos.add("input", -1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
-  po::notify(vm);
-  if (!vm.count("input")) throw po::error("replay needs a result (.json) or a scenario (.cmc)");
-  const auto inputs = vm["input"].as<std::vector<std::string>>();
+  const auto [vm, inputs] =
+      parse_with_positional(args, d, "input", "replay needs a result (.json) or a scenario (.cmc)");
   collmc::replay::ReplayOptions options;
   options.hang_after_s = vm["hang-after"].as<double>();
   options.free_running = vm.count("free") > 0;

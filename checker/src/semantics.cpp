@@ -681,22 +681,32 @@ bool Semantics::waits_hold(const State& s, int rank, const ThreadState& thread) 
   return std::all_of(thread.waits.begin(), thread.waits.end(), [&](const Wait& w) { return wait_holds(s, rank, w); });
 }
 
+Semantics::NonblockingWait Semantics::nonblocking_wait(const State& s, int rank, const Call& c) const {
+  // ncclCommAbort is the way out of an operation in progress: it never waits.
+  if (c.comm < 0 || c.kind == OpKind::Abort || local_index(rank, c.comm) < 0 ||
+      world_.comms[static_cast<size_t>(c.comm)].mode != model::CommMode::Nonblocking)
+    return {};
+  const auto& m = s.ranks[static_cast<size_t>(rank)].members[static_cast<size_t>(local_index(rank, c.comm))];
+  if (m.host_issued > 0 && !host_slot_complete(s, c.comm, m.host_issued - 1))
+    return {NonblockingWait::HostSlot, m.host_issued - 1};
+  if ((m.flags & kConnectReached) && world_.knobs.runtime_connect && !connect_complete(s, c.comm))
+    return {NonblockingWait::Connect, 0};
+  return {};
+}
+
 bool Semantics::guard_holds(const State& s, int rank, const Call& c, std::string* why) const {
   const auto& rs = s.ranks[static_cast<size_t>(rank)];
-  // ncclCommAbort is the way out of an operation in progress: it never waits.
-  if (c.comm >= 0 && c.kind != OpKind::Abort && local_index(rank, c.comm) >= 0 &&
-      world_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Nonblocking) {
-    const auto& m = rs.members[static_cast<size_t>(local_index(rank, c.comm))];
-    if (m.host_issued > 0 && !host_slot_complete(s, c.comm, m.host_issued - 1)) {
+  switch (const NonblockingWait nb = nonblocking_wait(s, rank, c); nb.kind) {
+    case NonblockingWait::HostSlot:
       if (why)
         *why = "waits for its previous call on nonblocking " + world_.comm_name(c.comm) + " (host slot " +
-               std::to_string(m.host_issued - 1) + ") to complete";
+               std::to_string(nb.slot) + ") to complete";
       return false;
-    }
-    if ((m.flags & kConnectReached) && world_.knobs.runtime_connect && !connect_complete(s, c.comm)) {
+    case NonblockingWait::Connect:
       if (why) *why = "waits for the connect of nonblocking " + world_.comm_name(c.comm) + " to complete";
       return false;
-    }
+    case NonblockingWait::None:
+      break;
   }
   switch (model::op_class(c.kind, world_.knobs.profile)) {
     case OpClass::DeviceSync:
@@ -1194,17 +1204,14 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
         if (guard_holds(s, r, c)) continue;
         WaitDependency d = base;
         d.call = e.call;
-        if (c.comm >= 0 && world_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Nonblocking &&
-            c.kind != OpKind::Abort) {
-          const auto& m = member(r, c.comm);
-          if (m.host_issued > 0 && !host_slot_complete(s, c.comm, m.host_issued - 1)) {
-            on_host_slot(d, c.comm, m.host_issued - 1);
-            continue;
-          }
-          if ((m.flags & kConnectReached) && world_.knobs.runtime_connect && !connect_complete(s, c.comm)) {
-            on_connect(d, c.comm);
-            continue;
-          }
+        const NonblockingWait nb = nonblocking_wait(s, r, c);
+        if (nb.kind == NonblockingWait::HostSlot) {
+          on_host_slot(d, c.comm, nb.slot);
+          continue;
+        }
+        if (nb.kind == NonblockingWait::Connect) {
+          on_connect(d, c.comm);
+          continue;
         }
         if (c.kind == OpKind::SyncStream)
           on_own_streams(d, r, c.stream, -1, "stream " + world_.streams[static_cast<size_t>(c.stream)]);

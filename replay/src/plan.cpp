@@ -67,9 +67,9 @@ void continue_from(const Semantics& sem, int node, ThreadPlan& plan) {
   }
 }
 
-ReplayPlan build(const model::World& world, const std::vector<Step>& schedule, model::Verdict verdict,
+ReplayPlan build(const Semantics& sem, const std::vector<Step>& schedule, model::Verdict verdict,
                  const std::string& violation) {
-  Semantics sem(world);
+  const model::World& world = sem.world();
   ReplayPlan plan;
   plan.world = &world;
   plan.scenario = world.source ? world.source->path : "";
@@ -126,8 +126,7 @@ ReplayPlan build(const model::World& world, const std::vector<Step>& schedule, m
 }
 
 // The first complete run: always the first enabled step.
-std::vector<Step> first_run(const model::World& world) {
-  Semantics sem(world);
+std::vector<Step> first_run(const Semantics& sem) {
   std::vector<Step> steps;
   State s = sem.initial();
   std::vector<checker::Transition> succ;
@@ -144,10 +143,11 @@ std::vector<Step> first_run(const model::World& world) {
 }  // namespace
 
 ReplayPlan plan_from_result(const model::World& world, const checker::CheckResult& result) {
+  const Semantics sem(world);
   std::vector<Step> steps;
   for (const auto& s : result.schedule) steps.push_back(s.step);
-  if (result.verdict == model::Verdict::Safe) steps = first_run(world);
-  return build(world, steps, result.verdict, result.violation ? result.violation->message : "");
+  if (result.verdict == model::Verdict::Safe) steps = first_run(sem);
+  return build(sem, steps, result.verdict, result.violation ? result.violation->message : "");
 }
 
 ReplayPlan plan_for_scenario(const model::World& world, const checker::SearchOptions& options) {
@@ -194,9 +194,10 @@ ReplayPlan plan_from_json(const std::string& path, model::World& world) {
     if (st.kind == StepKind::Issue) st.call = js.at("calls").at(0).get<int>();
     steps.push_back(st);
   }
-  if (*verdict == model::Verdict::Safe) steps = first_run(world);
+  const Semantics sem(world);
+  if (*verdict == model::Verdict::Safe) steps = first_run(sem);
   std::string message = j.at("violation").is_object() ? j["violation"].value("message", "") : "";
-  return build(world, steps, *verdict, message);
+  return build(sem, steps, *verdict, message);
 }
 
 }  // namespace collmc::replay

@@ -73,6 +73,13 @@ class Semantics final : public NextState, public IndependenceInfo {
 
  private:
   friend class Issuer;
+  // What a call on a nonblocking comm waits for first (NCCL's poll until the previous call returned):
+  // the one rule both the guard and the wait-for graph read.
+  struct NonblockingWait {
+    enum Kind { None, HostSlot, Connect } kind = None;
+    uint32_t slot = 0;
+  };
+  NonblockingWait nonblocking_wait(const State& s, int rank, const model::Call& call) const;
   // Whether `call` can start now (DEVSYNC drained, nonblocking comm idle); when not, why.
   bool guard_holds(const State& s, int rank, const model::Call& call, std::string* why = nullptr) const;
   bool host_slot_complete(const State& s, int comm, uint32_t slot) const;
