@@ -1,0 +1,55 @@
+// collmc replay: run a schedule on real hardware and compare with the model.
+#include <iostream>
+
+#include "cli_common.h"
+#include "collmc/checker/suite.h"
+#include "collmc/model/world.h"
+#include "collmc/replay/plan.h"
+#include "collmc/replay/replay.h"
+#include "commands.h"
+
+namespace collmc::cli {
+
+using model::Verdict;
+
+int cmd_replay(const std::vector<std::string>& args) {
+  po::options_description d = search_options();
+  d.add_options()("hang-after", po::value<double>()->default_value(5), "no progress for S seconds is a hang")(
+      "json", po::value<std::string>(), "write the replay report as JSON")(
+      "free", "do not enforce the schedule's order (an experiment)")(
+      "calibrate", "replay every scenario under the given directories and print the agreement table")(
+      "table", po::value<std::string>(), "with --calibrate: also write the table (Markdown) to OUT")(
+      "input", po::value<std::vector<std::string>>(), "result or scenario");
+  const auto [vm, inputs] =
+      parse_with_positional(args, d, "input", "replay needs a result (.json) or a scenario (.cmc)");
+  replay::ReplayOptions options;
+  options.hang_after_s = vm["hang-after"].as<double>();
+  options.free_running = vm.count("free") > 0;
+  const auto search = to_search(vm);
+  if (vm.count("calibrate")) {
+    auto rows = replay::calibrate(checker::collect_scenarios(inputs), options, search);
+    std::string table = replay::calibration_table(rows);
+    std::cout << table;
+    if (vm.count("table")) write_file(vm["table"].as<std::string>(), table);
+    bool all = !rows.empty() && std::all_of(rows.begin(), rows.end(), [](const auto& r) { return r.agrees; });
+    return all ? 0 : 1;
+  }
+  if (inputs.size() != 1) throw po::error("replay takes one result or scenario (or --calibrate DIR...)");
+  model::World world;
+  replay::ReplayPlan plan;
+  const std::string& input = inputs.front();
+  if (input.size() > 5 && input.substr(input.size() - 5) == ".json") {
+    plan = replay::plan_from_json(input, world);
+  } else {
+    world = model::load_world(input);
+    plan = replay::plan_for_scenario(world, search);
+  }
+  plan.world = &world;
+  auto report = replay::replay_nccl(plan, options);
+  std::cout << replay::text_report(report);
+  if (vm.count("json")) write_file(vm["json"].as<std::string>(), replay::json_report(report));
+  if (report.outcome == replay::Outcome::Refused) return kExitBadInput;
+  return report.agrees ? 0 : 1;
+}
+
+}  // namespace collmc::cli
