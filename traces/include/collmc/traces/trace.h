@@ -1,0 +1,164 @@
+// The common trace model: what real programs did, as read from a recorder trace, a PyTorch Flight
+// Recorder dump or an NCCL debug log. Every reader produces a Trace; one emitter turns a Trace into an
+// ordinary scenario (LANGUAGE.md) that `collmc check` and `collmc replay` accept.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace collmc::traces {
+
+// Bad trace input: names the file and where in it (line and column for text formats, byte offset for
+// binary ones; 0 where it does not apply) and what was expected. Readers throw only this for bad input.
+class TraceInputError : public std::runtime_error {
+ public:
+  TraceInputError(std::string file, int line, int column, uint64_t byte_offset, const std::string& message);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }
+  int column() const { return column_; }
+  uint64_t byte_offset() const { return byte_offset_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  std::string file_;
+  int line_ = 0, column_ = 0;
+  uint64_t byte_offset_ = 0;
+  std::string message_;
+};
+
+// How a communicator came to exist in the traced program.
+enum class CommOrigin {
+  Preexisting,  // existed before the trace starts (a Flight Recorder process group): declared, not created
+  Init,         // created by an `init` call (ncclCommInitRank / InitRankConfig / InitAll)
+  Split,        // created by a `split` call on `parent`
+};
+
+struct Communicator {
+  // Identity across processes: the NCCL unique-id hash ("uid:<hex>"), a Flight Recorder process group
+  // ("pg:<name>"), an NCCL log commId ("commid:<hex>"), or for splits something every member agrees on
+  // (parent id + color + the split's sequence number on the parent). Unique within a Trace.
+  std::string id;
+  std::string label;  // a human name when the source has one (PG desc "default_pg", ...); may be empty
+  int size = 0;       // nranks (0: unknown)
+  // Global (world) rank -> rank inside the communicator, for every member the trace knows about.
+  // A member missing here (a rank with no file) is said in Trace::notes.
+  std::map<int, int> members;
+  CommOrigin origin = CommOrigin::Preexisting;
+  std::string parent;  // split: the parent's id
+  std::optional<int64_t> split_color;
+};
+
+// What a call was, in the terms of the scenario language (LANGUAGE.md statements).
+enum class CallKind {
+  CommInit,          // init COMM
+  CommSplit,         // split COMM -> child_comm (child_comm empty: the rank joined no child)
+  CommFinalize,      // finalize COMM
+  CommDestroy,       // destroy COMM
+  CommAbort,         // abort COMM
+  WindowRegister,    // register COMM BUF [symmetric|default]
+  WindowDeregister,  // deregister COMM BUF
+  LocalRegister,     // register_local COMM BUF
+  LocalDeregister,   // deregister_local COMM BUF
+  MemAlloc,          // alloc BUF SIZE (ncclMemAlloc)
+  MemFree,           // free BUF (ncclMemFree)
+  CudaMalloc,        // cuda_malloc BUF SIZE
+  CudaFree,          // cuda_free BUF
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  Broadcast,
+  Reduce,
+  AllToAll,
+  Barrier,  // torch barrier: an all-reduce then a wait
+  Send,     // send COMM PEER BUF
+  Recv,     // recv COMM PEER BUF
+  GroupStart,
+  GroupEnd,
+  StreamSync,  // sync STREAM
+  DeviceSync,  // sync device
+  Other,       // something the language cannot express (emitted as a comment); `detail` says what
+};
+
+// Where a call stood when the trace ends.
+enum class CallState {
+  Completed,  // returned (recorder) / completed (Flight Recorder) / logged (NCCL log)
+  Started,    // entered but never returned, or a kernel that started and never finished: where it stopped
+  Scheduled,  // issued but not started (Flight Recorder "scheduled": queued behind earlier work)
+};
+
+struct Call {
+  CallKind kind = CallKind::Other;
+  CallState state = CallState::Completed;
+  std::string comm;         // communicator id (Communicator::id); empty for calls without one
+  std::string child_comm;   // split: the child's id; empty = the rank joined no child
+  std::string buffer;       // per-rank buffer name (readers name them, e.g. "buf_7f3a00000000"); may be empty
+  std::string recv_buffer;  // a distinct output buffer, if any
+  uint64_t bytes = 0;       // alloc / register size (0: unknown)
+  std::optional<uint64_t> count;
+  std::string dtype;           // scenario dtype name (float32, bfloat16, ...); empty: unknown
+  std::string redop;           // sum | prod | max | min | avg; empty: unknown or not a reduction
+  std::optional<int> root;     // world rank
+  std::optional<int> peer;     // world rank
+  std::string stream;          // stream name; empty: the default stream ("main")
+  bool symmetric = true;       // window register flag: NCCL_WIN_COLL_SYMMETRIC or not
+  std::optional<int64_t> seq;  // the source's sequence number (record_id, opCount, line order)
+  std::string origin;          // where it came from, for comments: "rank0.pkl entry 12", "log:123"
+  std::string detail;          // free text for comments (profiling name, unknown call name, ...)
+  uint64_t time_ns = 0;        // entry time when known (0: unknown)
+};
+
+// One host thread's calls, in call order.
+struct ThreadTrace {
+  std::string name;  // thread id as the source names it ("main" when there is only one)
+  std::vector<Call> calls;
+};
+
+struct RankTrace {
+  int rank = 0;         // global (world) rank
+  bool present = true;  // false: no file for this rank (its body is emitted empty, with a comment)
+  std::vector<ThreadTrace> threads;
+  std::vector<std::string> notes;  // per-rank partiality: "ring buffer dropped entries before record_id 40"
+  std::string source;              // the file(s) it came from
+};
+
+struct Trace {
+  std::string format;  // "recorder", "flight-recorder", "nccl-log"
+  int world_size = 0;
+  std::vector<Communicator> comms;
+  std::map<int, RankTrace> ranks;  // by global rank; every rank 0..world_size-1 present as a key
+  std::vector<std::string> notes;  // what is partial or guessed, said plainly
+};
+
+struct EmitOptions {
+  std::string name;             // scenario title; empty: derived from the format
+  bool include_origins = true;  // a `# origin` comment on each call
+};
+
+// The scenario for a trace: explicit comms (declared `uninit` when the trace creates them), one body
+// per rank in call order, threads kept apart (`thread NAME { ... }`), group start/end as `group { }`,
+// comments saying where each rank stopped and what was partial. Calls after the point a rank stopped
+// are still emitted so the check can find the hang. Never throws for a well-formed Trace.
+std::string emit_scenario(const Trace& trace, const EmitOptions& options = {});
+
+// Plain findings for the import summary, one line each, e.g.
+// "collective #3 on pg 0 (all_reduce): ranks 0,2 entered, rank 1 never did" and "rank 1 stopped in ...".
+std::vector<std::string> summarize(const Trace& trace);
+
+// Readers. `files` are the trace files (one per rank/process, or one interleaved file for NCCL logs).
+// Each throws TraceInputError for bad input and never runs code from it.
+Trace read_recorder_traces(const std::vector<std::string>& files);  // part B: traces/src/recorder_reader.cpp
+Trace read_flight_recorder(const std::vector<std::string>& files);
+Trace read_nccl_logs(const std::vector<std::string>& files);
+
+// In-memory variants (used by the fuzz targets and tests): `name` stands for the file name in errors.
+Trace read_flight_recorder_buffer(const std::string& name, const std::string& bytes);
+Trace read_nccl_log_buffer(const std::string& name, const std::string& text);
+
+// The scenario language's statement keyword for a call kind ("all_reduce", "register", ...).
+const char* call_kind_name(CallKind kind);
+
+}  // namespace collmc::traces
