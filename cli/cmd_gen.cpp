@@ -22,7 +22,8 @@ int cmd_gen(const std::vector<std::string>& args) {
       "tp", po::value<int>()->default_value(1), "")("cp", po::value<int>()->default_value(1), "")(
       "pp", po::value<int>()->default_value(1), "")("ep", po::value<int>()->default_value(1), "")(
       "etp", po::value<int>()->default_value(1), "")("dist-opt-instances", po::value<int>()->default_value(1), "")(
-      "ubr-groups", po::value<std::string>()->default_value("dense,expert,outer"), "")(
+      "ubr-groups", po::value<std::string>()->default_value("dense,expert,outer"),
+      "megatron: groups the pool is registered on (dense, expert, outer, dense-ag)")(
       "order", po::value<std::string>()->default_value("list"), "list, per-rank or sorted")(
       "late-segments", po::value<std::string>()->default_value("none"), "none, some or all")(
       "collectives", "megatron: a training step's collectives after registration")(

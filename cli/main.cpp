@@ -17,7 +17,7 @@ void usage(std::ostream& out) {
          "       collmc replay RESULT.json|FILE.cmc [--hang-after S] [--json OUT]\n"
          "       collmc gen ring --comms N [--agreed] [--profile mpi] [-o FILE]\n"
          "       collmc gen megatron --world W [--tp N --cp N --pp N --ep N --etp N] [--dist-opt-instances N]\n"
-         "                  [--ubr-groups dense,expert,outer] [--order list|per-rank|sorted]\n"
+         "                  [--ubr-groups dense,expert,outer,dense-ag] [--order list|per-rank|sorted]\n"
          "                  [--late-segments none|some|all] [--collectives] [-o FILE]\n"
          "       collmc gen pytorch-pool --ranks W --groups SPEC... [--order ...] [--late-segments ...] [-o FILE]\n"
          "       collmc gen hook-fanout --ranks W --comms K [--sorted] [-o FILE]\n"

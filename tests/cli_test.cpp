@@ -93,6 +93,40 @@ TEST(Cli, GenWritesScenariosTheCheckerAgreesWith) {
   std::remove(path.c_str());
 }
 
+// The README walkthrough, as written there: the reported configuration with late segments in hash
+// order deadlocks on a cycle through the dense, expert and outer groups; both fixes are safe.
+TEST(Cli, MegatronWalkthroughAsInTheReadme) {
+  const std::string path = temp_path(".cmc");
+  const std::string g = "gen megatron --world 16 --tp 2 --cp 2 --ep 4 --dist-opt-instances 2 --late-segments all ";
+  std::string out;
+  ASSERT_EQ(collmc(g + "--order per-rank -o " + path), 0);
+  EXPECT_EQ(collmc("check " + path, &out), 1);
+  EXPECT_NE(out.find(": deadlock"), std::string::npos) << out;
+  bool three_groups = false;
+  std::istringstream lines(out.substr(out.find("wait-for cycle:")));
+  for (std::string line; std::getline(lines, line);)
+    three_groups = three_groups ||
+                   (line.find("intra_dp_cp{") != std::string::npos && line.find("hier_edp_l0{") != std::string::npos &&
+                    line.find("hier_edp_l1{") != std::string::npos);
+  EXPECT_TRUE(three_groups) << "no cycle through the dense, expert and outer groups:\n" << out;
+  ASSERT_EQ(collmc(g + "--order per-rank --ubr-groups dense -o " + path), 0);
+  EXPECT_EQ(collmc("check --quiet " + path), 0);
+  ASSERT_EQ(collmc(g + "--order sorted -o " + path), 0);
+  EXPECT_EQ(collmc("check --quiet " + path), 0);
+  // Megatron's separate all-gather communicator: same ranks as the dense group, its own comm.
+  ASSERT_EQ(collmc(g + "--order per-rank --ubr-groups dense,dense-ag -o " + path), 0);
+  std::ifstream generated(path);
+  std::stringstream text;
+  text << generated.rdbuf();
+  EXPECT_NE(text.str().find("# INTRA_PARTIAL_DATA_PARALLEL_GROUP_WITH_CP_AG\ncomm intra_dp_cp_ag = "),
+            std::string::npos)
+      << text.str();
+  EXPECT_EQ(collmc("check --quiet " + path), 1);
+  ASSERT_EQ(collmc(g + "--order sorted --ubr-groups dense,dense-ag -o " + path), 0);
+  EXPECT_EQ(collmc("check --quiet " + path), 0);
+  std::remove(path.c_str());
+}
+
 TEST(Cli, GraphAndReportFilesForADeadlock) {
   const std::string base = temp_path("");
   EXPECT_EQ(collmc("check " + source_dir() + "/examples/nccl_three_comm_ring.cmc --quiet --dot " + base +

@@ -1,6 +1,7 @@
 #include "collmc/checker/wait_for_graph.h"
 
 #include <unistd.h>
+#include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/strong_components.hpp>
 #include <cstdio>
@@ -48,6 +49,99 @@ std::string what(const model::World& w, const WaitNode& n) {
       return "exited without calling";
   }
   return {};
+}
+
+// The communicator family (the `comm` declaration) an edge waits on; empty for a wait on a device.
+std::string edge_family(const model::World& w, const WaitEdge& e) {
+  return e.comm >= 0 ? w.comms[static_cast<size_t>(e.comm)].decl_name : std::string();
+}
+
+// One simple cycle of a strongly connected component, for the report. A knot of many ranks has many
+// cycles; the one that tells a design review most is the one through the most communicator families
+// (the groups whose orders conflict), and among those the shortest. Cycles are enumerated by
+// increasing length (each from its lowest node), within a fixed budget; past the budget the best
+// found so far is kept, and if none was found a plain walk closes one.
+std::pair<std::vector<int>, std::vector<int>> pick_cycle(const model::World& w, const WaitForGraph& g,
+                                                         const std::vector<int>& comp, int comp_id,
+                                                         const std::vector<int>& component,
+                                                         const std::vector<std::vector<int>>& out_edges) {
+  constexpr size_t kMaxLength = 16;
+  constexpr long kBudget = 200000;
+  std::set<std::string> all_families;
+  for (int n : comp)
+    for (int e : out_edges[static_cast<size_t>(n)])
+      if (component[static_cast<size_t>(g.edges[static_cast<size_t>(e)].to)] == comp_id)
+        all_families.insert(edge_family(w, g.edges[static_cast<size_t>(e)]));
+  std::vector<int> best_nodes, best_edges;
+  size_t best_families = 0;
+  long budget = kBudget;
+  std::vector<int> path, via;
+  std::set<int> on_path;
+  auto consider = [&]() {
+    std::set<std::string> families;
+    for (int e : via) families.insert(edge_family(w, g.edges[static_cast<size_t>(e)]));
+    if (families.size() > best_families) {
+      best_families = families.size();
+      best_nodes = path;
+      best_edges = via;
+    }
+  };
+  // Depth-first over simple paths from `start` through nodes above it, closing at `start`.
+  std::function<void(int, size_t)> extend = [&](int start, size_t length) {
+    const int cur = path.back();
+    for (int e : out_edges[static_cast<size_t>(cur)]) {
+      if (--budget < 0) return;
+      const int next = g.edges[static_cast<size_t>(e)].to;
+      if (component[static_cast<size_t>(next)] != comp_id || next < start) continue;
+      if (next == start) {
+        if (path.size() == length) {
+          via.push_back(e);
+          consider();
+          via.pop_back();
+        }
+        continue;
+      }
+      if (path.size() >= length || on_path.count(next)) continue;
+      path.push_back(next);
+      via.push_back(e);
+      on_path.insert(next);
+      extend(start, length);
+      on_path.erase(next);
+      via.pop_back();
+      path.pop_back();
+    }
+  };
+  for (size_t length = 1; length <= std::min(kMaxLength, comp.size()) && budget > 0; ++length) {
+    for (int start : comp) {
+      path = {start};
+      via.clear();
+      on_path = {start};
+      extend(start, length);
+      if (budget <= 0) break;
+    }
+    if (best_families == all_families.size()) break;  // no longer cycle can cover more
+  }
+  if (!best_nodes.empty()) return {best_nodes, best_edges};
+  // Fallback: walk from the lowest node, always within the component, until the walk returns to a
+  // node already on it.
+  std::vector<int> walk{comp.front()};
+  std::vector<int> walk_edges;
+  std::map<int, size_t> pos{{comp.front(), 0}};
+  while (true) {
+    int chosen = -1;
+    for (int e : out_edges[static_cast<size_t>(walk.back())])
+      if (component[static_cast<size_t>(g.edges[static_cast<size_t>(e)].to)] == comp_id) {
+        chosen = e;
+        if (pos.count(g.edges[static_cast<size_t>(e)].to)) break;
+      }
+    const int next = g.edges[static_cast<size_t>(chosen)].to;
+    walk_edges.push_back(chosen);
+    if (auto it = pos.find(next); it != pos.end())
+      return {std::vector<int>(walk.begin() + static_cast<long>(it->second), walk.end()),
+              std::vector<int>(walk_edges.begin() + static_cast<long>(it->second), walk_edges.end())};
+    pos[next] = walk.size();
+    walk.push_back(next);
+  }
 }
 
 }  // namespace
@@ -123,42 +217,20 @@ WaitForGraph build_wait_for_graph(const Semantics& semantics, const State& stuck
                        return e.from == comp[0] && e.to == comp[0];
                      });
     if (comp.size() < 2 && !self_loop) continue;
-    // Walk from the lowest node, always to an unvisited node of the same component, until the walk
-    // returns to a node already on it: that closes a simple cycle.
     const int comp_id = component[static_cast<size_t>(comp.front())];
-    std::vector<int> path{comp.front()};
-    std::vector<int> via;
-    std::map<int, size_t> pos{{comp.front(), 0}};
-    while (true) {
-      int cur = path.back();
-      int chosen = -1;
-      for (int e : out_edges[static_cast<size_t>(cur)])
-        if (component[static_cast<size_t>(g.edges[static_cast<size_t>(e)].to)] == comp_id) {
-          chosen = e;
-          if (pos.count(g.edges[static_cast<size_t>(e)].to)) break;
-        }
-      int next = g.edges[static_cast<size_t>(chosen)].to;
-      via.push_back(chosen);
-      if (auto it = pos.find(next); it != pos.end()) {
-        std::vector<int> cycle(path.begin() + static_cast<long>(it->second), path.end());
-        std::vector<int> cycle_edges(via.begin() + static_cast<long>(it->second), via.end());
-        for (int n : cycle) g.nodes[static_cast<size_t>(n)].on_cycle = true;
-        for (int e : cycle_edges) g.edges[static_cast<size_t>(e)].on_cycle = true;
-        // "rank 0 waits in X (slot) for rank 1, which waits in Y (slot) for rank 0"
-        std::string text = who(w, g.nodes[static_cast<size_t>(cycle.front())]) + " ";
-        for (size_t i = 0; i < cycle.size(); ++i) {
-          const auto& n = g.nodes[static_cast<size_t>(cycle[i])];
-          const auto& after = g.nodes[static_cast<size_t>(cycle[(i + 1) % cycle.size()])];
-          const auto& e = g.edges[static_cast<size_t>(cycle_edges[i])];
-          text += (i == 0 ? "" : ", which ") + what(w, n) + " (" + e.label + ") for " + who(w, after);
-        }
-        g.explanations.push_back(text);
-        g.cycles.push_back(cycle);
-        break;
-      }
-      pos[next] = path.size();
-      path.push_back(next);
+    auto [cycle, cycle_edges] = pick_cycle(w, g, comp, comp_id, component, out_edges);
+    for (int n : cycle) g.nodes[static_cast<size_t>(n)].on_cycle = true;
+    for (int e : cycle_edges) g.edges[static_cast<size_t>(e)].on_cycle = true;
+    // "rank 0 waits in X (slot) for rank 1, which waits in Y (slot) for rank 0"
+    std::string text = who(w, g.nodes[static_cast<size_t>(cycle.front())]) + " ";
+    for (size_t i = 0; i < cycle.size(); ++i) {
+      const auto& n = g.nodes[static_cast<size_t>(cycle[i])];
+      const auto& after = g.nodes[static_cast<size_t>(cycle[(i + 1) % cycle.size()])];
+      const auto& e = g.edges[static_cast<size_t>(cycle_edges[i])];
+      text += (i == 0 ? "" : ", which ") + what(w, n) + " (" + e.label + ") for " + who(w, after);
     }
+    g.explanations.push_back(text);
+    g.cycles.push_back(cycle);
   }
   // Waits on ranks that exited: the cause when there is no cycle.
   for (const auto& e : g.edges) {

@@ -155,13 +155,20 @@ std::string megatron_scenario(const MegatronConfig& c) {
   std::vector<GroupFamily> families = megatron_groups(c);
   // The registration list: dense FSDP group, expert FSDP group, and with N > 1 the outer (L1) group.
   std::map<std::string, std::string> role = {{"dense", families[0].name}, {"expert", families[1].name}};
-  if (families.size() > 2) role["outer"] = families[2].name;
+  const bool has_outer = families.size() > 2;
+  if (has_outer) role["outer"] = families[2].name;
+  // dense-ag: Megatron's separate all-gather communicator (create_all_gather_group,
+  // DATA_PARALLEL_GROUP_WITH_CP_AG): the same ranks as the dense FSDP group, its own NCCL comm.
+  if (std::find(c.ubr_groups.begin(), c.ubr_groups.end(), "dense-ag") != c.ubr_groups.end()) {
+    GroupFamily ag{families[0].name + "_ag", families[0].megatron + "_AG", families[0].groups};
+    role["dense-ag"] = ag.name;
+    families.push_back(ag);
+  }
   std::vector<std::string> chosen;
   for (const auto& g : c.ubr_groups) {
     auto it = role.find(g);
     require(it != role.end(), "unknown registration group '" + g + "' for this configuration (expected " +
-                                  std::string(families.size() > 2 ? "dense, expert or outer" : "dense or expert") +
-                                  ")");
+                                  std::string(has_outer ? "dense, expert, outer" : "dense, expert") + " or dense-ag)");
     chosen.push_back(it->second);
   }
   require(!chosen.empty(), "no registration group");
