@@ -1,5 +1,6 @@
 // Benchmarks on scalable families: prints states, time, states per second and memory, with and
-// without the partial-order reduction. Usage: collmc_bench [--quick] [--limit-states N] [--limit-seconds S]
+// without the partial-order reduction.
+// Usage: collmc_bench [--quick] [--limit-states N] [--limit-seconds S] [--family PREFIX]
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   bool quick = false;
   uint64_t limit_states = 2'000'000;
   double limit_seconds = 60;
+  std::string family_prefix;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick"))
       quick = true;
@@ -53,8 +55,10 @@ int main(int argc, char** argv) {
       limit_states = std::stoull(argv[++i]);
     else if (!std::strcmp(argv[i], "--limit-seconds") && i + 1 < argc)
       limit_seconds = std::stod(argv[++i]);
+    else if (!std::strcmp(argv[i], "--family") && i + 1 < argc)
+      family_prefix = argv[++i];
     else {
-      std::fprintf(stderr, "usage: collmc_bench [--quick] [--limit-states N] [--limit-seconds S]\n");
+      std::fprintf(stderr, "usage: collmc_bench [--quick] [--limit-states N] [--limit-seconds S] [--family PREFIX]\n");
       return 2;
     }
   }
@@ -82,9 +86,33 @@ int main(int argc, char** argv) {
     m.order = collmc::gen::RegistrationOrder::PerRank;
     cases.push_back({"megatron-hsdp-per-rank", "W=" + std::to_string(w), collmc::gen::megatron_scenario(m)});
   }
+  // The README walkthrough's layout (TP 2, CP 2, EP 4, 2 optimizer instances; W = 8: TP 1, CP 1, EP 2)
+  // with a training step's collectives, for every registration order and late-segment mode.
+  std::vector<int> fsdp = quick ? std::vector<int>{8} : std::vector<int>{8, 16, 32, 64};
+  for (int w : fsdp)
+    for (auto order : {collmc::gen::RegistrationOrder::List, collmc::gen::RegistrationOrder::PerRank,
+                       collmc::gen::RegistrationOrder::Sorted})
+      for (auto late : {collmc::gen::LateSegments::None, collmc::gen::LateSegments::All}) {
+        collmc::gen::MegatronConfig m;
+        m.world = w;
+        m.tp = w == 8 ? 1 : 2;
+        m.cp = w == 8 ? 1 : 2;
+        m.ep = w == 8 ? 2 : 4;
+        m.dist_opt_instances = 2;
+        m.order = order;
+        m.late_segments = late;
+        m.collectives = true;
+        const char* order_name = order == collmc::gen::RegistrationOrder::List      ? "list"
+                                 : order == collmc::gen::RegistrationOrder::PerRank ? "per-rank"
+                                                                                    : "sorted";
+        cases.push_back({std::string("megatron-fsdp-") + order_name,
+                         "W=" + std::to_string(w) + (late == collmc::gen::LateSegments::All ? ",late" : ""),
+                         collmc::gen::megatron_scenario(m)});
+      }
   std::printf("%-26s %-10s %-9s %-13s %12s %13s %9s %12s %10s %10s\n", "family", "size", "reduction", "verdict",
               "states", "transitions", "seconds", "states/s", "mem MiB", "RSS MiB");
   for (const auto& c : cases) {
+    if (c.family.rfind(family_prefix, 0) != 0) continue;
     run(c, true, limit_states, limit_seconds);
     run(c, false, limit_states, limit_seconds);
   }
