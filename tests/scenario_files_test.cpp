@@ -59,6 +59,9 @@ INSTANTIATE_TEST_SUITE_P(CalibrationMpi, ScenarioFile, ::testing::ValuesIn(files
                          test_name);
 INSTANTIATE_TEST_SUITE_P(LocalCalibration, ScenarioFile,
                          ::testing::ValuesIn(files_in(source_dir() + "/tests/calibration")), test_name);
+// Three- and four-rank scenarios awaiting four GPUs (issue 9), and their MPI versions.
+INSTANTIATE_TEST_SUITE_P(FourGpuCalibration, ScenarioFile,
+                         ::testing::ValuesIn(files_in(source_dir() + "/tests/calibration-4gpu")), test_name);
 INSTANTIATE_TEST_SUITE_P(Examples, ScenarioFile, ::testing::ValuesIn(files_in(source_dir() + "/examples")), test_name);
 
 TEST(ScenarioFiles, SetsAreComplete) {
