@@ -18,12 +18,6 @@ using model::Verdict;
 
 namespace {
 
-std::string rank_list(const std::vector<int>& ranks) {
-  std::string s = "[";
-  for (size_t i = 0; i < ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
-  return s + "]";
-}
-
 bool has_part(const RankState& rs, int comm) {
   for (const auto& st : rs.streams)
     for (const auto& e : st)
@@ -352,8 +346,8 @@ class Issuer {
       if (naming != members) {
         fail(Verdict::Mismatch, c,
              "split of " + w_.comm_name(c.comm) + " (host slot " +
-                 std::to_string(st_.comms[static_cast<size_t>(c.comm)].host_base) + "): ranks " + rank_list(naming) +
-                 " join " + w_.comm_name(child) + ", whose members are " + rank_list(members));
+                 std::to_string(st_.comms[static_cast<size_t>(c.comm)].host_base) + "): ranks " + model::rank_list_text(naming) +
+                 " join " + w_.comm_name(child) + ", whose members are " + model::rank_list_text(members));
         return;
       }
     }
@@ -936,7 +930,7 @@ std::string Semantics::describe_step(const Step& step) const {
     }
     case StepKind::Complete:
       out << "device: " << world_.comm_name(step.comm) << " device slot " << step.slot << " completes on ranks "
-          << rank_list(world_.comms[step.comm].members);
+          << model::rank_list_text(world_.comms[step.comm].members);
       break;
     case StepKind::CompletePair:
       out << "device: send/recv " << step.slot << " on " << world_.comm_name(step.comm) << " from rank " << step.rank

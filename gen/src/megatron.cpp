@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "collmc/gen/generators.h"
+#include "collmc/model/world.h"
 
 namespace collmc::gen {
 
@@ -22,12 +23,6 @@ std::vector<std::vector<int>> chunks(const std::vector<int>& list, int parts) {
     out.emplace_back(list.begin() + static_cast<long>(size * static_cast<size_t>(p)),
                      list.begin() + static_cast<long>(size * static_cast<size_t>(p + 1)));
   return out;
-}
-
-std::string rank_list(const std::vector<int>& g) {
-  std::string s = "[";
-  for (size_t i = 0; i < g.size(); ++i) s += (i ? ", " : "") + std::to_string(g[i]);
-  return s + "]";
 }
 
 }  // namespace
@@ -187,7 +182,7 @@ std::string megatron_scenario(const MegatronConfig& c) {
   out << "expect " << (deadlock_expected ? "deadlock" : "safe") << "\n";
   for (const auto& f : families) {
     out << "# " << f.megatron << "\ncomm " << f.name << " = {";
-    for (size_t i = 0; i < f.groups.size(); ++i) out << (i ? ", " : "") << rank_list(f.groups[i]);
+    for (size_t i = 0; i < f.groups.size(); ++i) out << (i ? ", " : "") << model::rank_list_text(f.groups[i]);
     out << "}\n";
   }
   out << registration_body(chosen, c.order, c.late_segments, c.collectives, true, c.world);
@@ -239,7 +234,7 @@ std::string pytorch_pool_scenario(const PytorchPoolConfig& c) {
       require(false, "group spec '" + spec + "': expected consecutive or strided");
     }
     comms << "comm " << name << " = {";
-    for (size_t i = 0; i < groups.size(); ++i) comms << (i ? ", " : "") << rank_list(groups[i]);
+    for (size_t i = 0; i < groups.size(); ++i) comms << (i ? ", " : "") << model::rank_list_text(groups[i]);
     comms << "}\n";
   }
   std::vector<std::string> hook_order = names;

@@ -16,6 +16,13 @@ namespace collmc::model {
 
 constexpr uint64_t kDefaultBufferSize = 4ull << 20;  // LANGUAGE.md: sizes default to 4MiB
 
+// A rank list as the language writes it: "[0, 2, 4]" (reports, generators and printers share it).
+inline std::string rank_list_text(const std::vector<int>& ranks) {
+  std::string s = "[";
+  for (size_t i = 0; i < ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
+  return s + "]";
+}
+
 // One communicator: a plain comm, or one instance of a family.
 struct CommInstance {
   int id = 0;
