@@ -22,6 +22,7 @@ void usage(std::ostream& out) {
          "       collmc gen pytorch-pool --ranks W --groups SPEC... [--order ...] [--late-segments ...] [-o FILE]\n"
          "       collmc gen hook-fanout --ranks W --comms K [--sorted] [-o FILE]\n"
          "       collmc replay --calibrate DIR... [--hang-after S] [--table OUT.md]\n"
+         "       collmc trace import PATH... -o FILE.cmc [--format auto|recorder|flight-recorder|nccl-log]\n"
          "exit: 0 safe, 1 violation, 2 bad input, 3 inconclusive\n";
 }
 
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
         {"test", cmd_test},
         {"replay", cmd_replay},
         {"gen", cmd_gen},
+        {"trace", cmd_trace},
     };
     if (auto it = commands.find(cmd); it != commands.end()) return it->second(args);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {

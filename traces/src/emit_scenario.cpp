@@ -1,0 +1,417 @@
+// The scenario for a trace (LANGUAGE.md): explicit comms, one body per rank in call order, threads kept
+// apart, group start/end as `group { }`, and comments saying where each rank stopped and what is
+// partial. Whatever the trace holds, the text parses: names are sanitised, calls the language cannot
+// hold (an unknown comm, a sync inside a group, ...) become comments that say why.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "collmc/model/operations.h"
+#include "collmc/traces/trace.h"
+
+namespace collmc::traces {
+namespace {
+
+using model::OpClass;
+using model::OpKind;
+
+// Comment text: printable ASCII only, one line.
+std::string comment_text(const std::string& s, size_t max = 200) {
+  std::string out;
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    out += (c >= 0x20 && c < 0x7f) ? ch : '?';
+    if (out.size() >= max) {
+      out += "...";
+      break;
+    }
+  }
+  return out;
+}
+
+// A name of the language: [A-Za-z_][A-Za-z0-9_.]*, short, never a word the grammar gives a meaning.
+std::string sanitize(const std::string& s, const std::string& prefix, size_t max = 40) {
+  std::string out;
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    bool ok = std::isalnum(c) || c == '_';
+    if (ok) {
+      out += ch;
+    } else if (!out.empty() && out.back() != '_') {
+      out += '_';
+    }
+    if (out.size() >= max) break;
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  static const std::set<std::string> reserved = {"all", "none", "device", "main", "on", "or", "symmetric", "default"};
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0])) || reserved.count(out)) out = prefix + out;
+  return out;
+}
+
+std::optional<OpKind> op_kind(CallKind k) {
+  switch (k) {
+    case CallKind::CommInit:
+      return OpKind::Init;
+    case CallKind::CommSplit:
+      return OpKind::Split;
+    case CallKind::CommFinalize:
+      return OpKind::Finalize;
+    case CallKind::CommDestroy:
+      return OpKind::Destroy;
+    case CallKind::CommAbort:
+      return OpKind::Abort;
+    case CallKind::WindowRegister:
+      return OpKind::Register;
+    case CallKind::WindowDeregister:
+      return OpKind::Deregister;
+    case CallKind::LocalRegister:
+      return OpKind::RegisterLocal;
+    case CallKind::LocalDeregister:
+      return OpKind::DeregisterLocal;
+    case CallKind::MemAlloc:
+      return OpKind::Alloc;
+    case CallKind::MemFree:
+      return OpKind::Free;
+    case CallKind::CudaMalloc:
+      return OpKind::CudaMalloc;
+    case CallKind::CudaFree:
+      return OpKind::CudaFree;
+    case CallKind::AllReduce:
+      return OpKind::AllReduce;
+    case CallKind::AllGather:
+      return OpKind::AllGather;
+    case CallKind::ReduceScatter:
+      return OpKind::ReduceScatter;
+    case CallKind::Broadcast:
+      return OpKind::Broadcast;
+    case CallKind::Reduce:
+      return OpKind::Reduce;
+    case CallKind::AllToAll:
+      return OpKind::AllToAll;
+    case CallKind::Barrier:
+      return OpKind::Barrier;
+    case CallKind::Send:
+      return OpKind::Send;
+    case CallKind::Recv:
+      return OpKind::Recv;
+    case CallKind::StreamSync:
+      return OpKind::SyncStream;
+    case CallKind::DeviceSync:
+      return OpKind::SyncDevice;
+    default:
+      return std::nullopt;
+  }
+}
+
+bool allowed_in_group(CallKind k) {
+  auto op = op_kind(k);
+  if (!op) return true;
+  OpClass cls = model::op_class(*op, model::Profile::Nccl);
+  return !(cls == OpClass::DeviceSync || cls == OpClass::LocalAfterSync || cls == OpClass::StreamThenSync ||
+           cls == OpClass::HostPair);
+}
+
+bool is_known_dtype(const std::string& d) {
+  static const std::set<std::string> names = {"float32", "float16", "bfloat16", "float64", "int8",       "uint8",
+                                              "int32",   "uint32",  "int64",    "uint64",  "float8e4m3", "float8e5m2"};
+  return names.count(d) > 0;
+}
+
+bool is_known_redop(const std::string& r) {
+  return r == "sum" || r == "prod" || r == "max" || r == "min" || r == "avg";
+}
+
+class Emitter {
+ public:
+  Emitter(const Trace& t, const EmitOptions& o) : trace_(t), options_(o) {}
+
+  std::string run() {
+    world_ = std::max(trace_.world_size, 1);
+    if (!trace_.ranks.empty()) world_ = std::max(world_, trace_.ranks.rbegin()->first + 1);
+    world_ = std::min(world_, 1 << 16);
+    header();
+    comms();
+    for (int r = 0; r < world_; ++r) rank(r);
+    return out_.str();
+  }
+
+ private:
+  void header() {
+    std::string fmt = trace_.format.empty() ? "trace" : trace_.format;
+    out_ << "# Scenario imported by `collmc trace import` from " << comment_text(fmt) << " traces.\n";
+    out_ << "# Each rank's body is its calls in the order it made them; comments say where it stopped.\n";
+    for (const auto& n : trace_.notes) out_ << "# partial: " << comment_text(n, 400) << "\n";
+    out_ << "ranks " << world_ << "\n";
+    std::string name = options_.name.empty() ? "imported from " + fmt : options_.name;
+    std::string clean;
+    for (char c : comment_text(name)) clean += (c == '"' || c == '\\') ? '\'' : c;
+    out_ << "name \"" << clean << "\"\n\n";
+  }
+
+  void comms() {
+    std::set<std::string> used;
+    for (const auto& c : trace_.comms) {
+      std::vector<int> members;
+      for (const auto& [g, r] : c.members)
+        if (g >= 0 && g < world_) members.push_back(g);
+      std::string base = sanitize(c.label.empty() ? c.id : c.label, "c_");
+      std::string name = base;
+      for (int k = 2; used.count(name); ++k) name = base + "_" + std::to_string(k);
+      if (members.empty()) {
+        out_ << "# communicator " << comment_text(c.id) << " has no known member: not declared\n";
+        continue;
+      }
+      used.insert(name);
+      names_[c.id] = name;
+      members_[c.id] = std::set<int>(members.begin(), members.end());
+      std::string how = c.origin == CommOrigin::Preexisting ? "exists from the start"
+                        : c.origin == CommOrigin::Init      ? "created by init"
+                                                            : "created by split";
+      out_ << "# " << comment_text(c.label.empty() ? c.id : c.label) << ": id " << comment_text(c.id) << ", "
+           << (c.size > 0 ? std::to_string(c.size) : std::string("?")) << " ranks, " << how;
+      if (c.size > static_cast<int>(members.size()))
+        out_ << "; " << (c.size - static_cast<int>(members.size())) << " member(s) unknown, left out";
+      out_ << "\n";
+      out_ << "comm " << name << " = [";
+      for (size_t i = 0; i < members.size(); ++i) out_ << (i ? ", " : "") << members[i];
+      out_ << "]" << (c.origin == CommOrigin::Preexisting ? "" : " uninit") << "\n";
+    }
+    out_ << "\n";
+  }
+
+  void rank(int r) {
+    auto it = trace_.ranks.find(r);
+    if (it == trace_.ranks.end() || !it->second.present) {
+      out_ << "# rank " << r << ": no trace: it makes no call here\n\n";
+      return;
+    }
+    const RankTrace& rt = it->second;
+    std::vector<const ThreadTrace*> threads;
+    for (const auto& t : rt.threads)
+      if (!t.calls.empty()) threads.push_back(&t);
+    if (threads.empty()) {
+      out_ << "# rank " << r << ": its trace holds no call\n";
+      for (const auto& n : rt.notes) out_ << "# partial: rank " << r << ": " << comment_text(n, 400) << "\n";
+      out_ << "\n";
+      return;
+    }
+    if (!rt.source.empty()) out_ << "# rank " << r << " from " << comment_text(rt.source) << "\n";
+    out_ << "rank " << r << " {\n";
+    for (const auto& n : rt.notes) out_ << "  # partial: " << comment_text(n, 400) << "\n";
+    std::set<std::string> thread_names = {"main"};
+    bool several = threads.size() > 1;
+    for (size_t i = 0; i < threads.size(); ++i) {
+      const ThreadTrace& t = *threads[i];
+      std::string indent = "  ";
+      if (several) {
+        // The first thread is the rank body itself; the others are `thread` blocks beside it.
+        if (i == 0) {
+          out_ << "  # thread " << comment_text(t.name) << " (the rank body)\n";
+        } else {
+          std::string base = "t_" + sanitize(t.name, "t_", 30);
+          std::string tn = base;
+          for (int k = 2; thread_names.count(tn); ++k) tn = base + "_" + std::to_string(k);
+          thread_names.insert(tn);
+          out_ << "  thread " << tn << " {  # thread " << comment_text(t.name) << "\n";
+          indent = "    ";
+        }
+      }
+      body(r, t, indent, several ? comment_text(t.name) : "");
+      if (several && i > 0) out_ << "  }\n";
+    }
+    out_ << "}\n\n";
+  }
+
+  // One thread's calls. Groups are buffered so that an empty one is not written.
+  void body(int r, const ThreadTrace& t, const std::string& indent, const std::string& thread_label) {
+    bool stopped = false;
+    int depth = 0;
+    std::vector<std::string> group_lines;
+    bool group_has_statement = false;
+    std::string who = "rank " + std::to_string(r) + (thread_label.empty() ? "" : " (thread " + thread_label + ")");
+    auto emit = [&](const std::string& line, bool statement) {
+      if (depth > 0) {
+        group_lines.push_back(indent + "  " + line);
+        group_has_statement = group_has_statement || statement;
+      } else {
+        out_ << indent << line << "\n";
+      }
+    };
+    auto close_group = [&](const std::string& why) {
+      if (group_has_statement) out_ << indent << "group {" << (why.empty() ? "" : "  # " + why) << "\n";
+      for (const auto& l : group_lines) out_ << (group_has_statement ? l : l.substr(2)) << "\n";
+      if (group_has_statement) out_ << indent << "}\n";
+      group_lines.clear();
+      group_has_statement = false;
+    };
+    for (const Call& c : t.calls) {
+      if (!stopped && c.state != CallState::Completed) {
+        stopped = true;
+        emit(
+            std::string("# ^^^ ") + who + " stopped here: the next call " +
+                (c.state == CallState::Started ? "was entered and never returned" : "was scheduled and never started") +
+                "; the calls after it are kept so the check can find the hang",
+            false);
+      }
+      if (c.kind == CallKind::GroupStart) {
+        ++depth;
+        continue;
+      }
+      if (c.kind == CallKind::GroupEnd) {
+        if (depth == 0) {
+          emit("# a group end without its start", false);
+          continue;
+        }
+        if (--depth == 0) close_group("");
+        continue;
+      }
+      std::string reason;
+      std::string stmt = statement(r, c, reason);
+      std::string tail = origin(c);
+      if (stmt.empty()) {
+        emit("# not expressible: " + comment_text(reason) + tail, false);
+        continue;
+      }
+      if (depth > 0 && !allowed_in_group(c.kind)) {
+        emit(
+            "# inside a group, where the language has no '" + std::string(call_kind_name(c.kind)) + "': " + stmt + tail,
+            false);
+        continue;
+      }
+      emit(stmt + tail, true);
+    }
+    if (depth > 0) {
+      depth = 0;
+      close_group("the group never ended: the rank stopped inside it");
+    }
+  }
+
+  std::string origin(const Call& c) const {
+    std::string state = c.state == CallState::Completed ? ""
+                        : c.state == CallState::Started ? "entered, never returned"
+                                                        : "scheduled, never started";
+    if (!options_.include_origins) return state.empty() ? "" : "  # " + state;
+    std::string o = comment_text(c.origin, 120);
+    if (!state.empty()) o = o.empty() ? state : o + "; " + state;
+    return o.empty() ? "" : "  # " + o;
+  }
+
+  std::string comm_name(const std::string& id, int r, std::string& reason) const {
+    auto it = names_.find(id);
+    if (it == names_.end()) {
+      reason = id.empty() ? "no communicator" : "communicator " + id + " is not declared";
+      return "";
+    }
+    (void)r;
+    return it->second;
+  }
+
+  std::string buffer(const std::string& b) const { return b.empty() ? "buf" : sanitize(b, "b_"); }
+
+  bool valid_rank(const std::optional<int>& v) const { return v && *v >= 0 && *v < world_; }
+
+  std::string args(const Call& c, bool reduction, bool rooted) const {
+    std::string a;
+    if (c.count) a += " count=" + std::to_string(*c.count);
+    if (is_known_dtype(c.dtype)) a += " dtype=" + c.dtype;
+    if (reduction && is_known_redop(c.redop)) a += " op=" + c.redop;
+    if (rooted && valid_rank(c.root)) a += " root=" + std::to_string(*c.root);
+    if (!c.stream.empty() && c.stream != "main") a += " on " + sanitize(c.stream, "s_");
+    return a;
+  }
+
+  std::string statement(int r, const Call& c, std::string& reason) const {
+    const char* kw = call_kind_name(c.kind);
+    auto comm = [&]() { return comm_name(c.comm, r, reason); };
+    switch (c.kind) {
+      case CallKind::CommInit:
+      case CallKind::CommFinalize:
+      case CallKind::CommDestroy:
+      case CallKind::CommAbort: {
+        std::string n = comm();
+        return n.empty() ? "" : std::string(kw) + " " + n;
+      }
+      case CallKind::CommSplit: {
+        std::string parent = comm();
+        if (parent.empty()) return "";
+        std::string child = "none";
+        if (!c.child_comm.empty()) {
+          child = comm_name(c.child_comm, r, reason);
+          if (child.empty()) return "";
+        }
+        return "split " + parent + " -> " + child;
+      }
+      case CallKind::WindowRegister: {
+        std::string n = comm();
+        return n.empty() ? "" : "register " + n + " " + buffer(c.buffer) + (c.symmetric ? " symmetric" : " default");
+      }
+      case CallKind::WindowDeregister:
+      case CallKind::LocalRegister:
+      case CallKind::LocalDeregister: {
+        std::string n = comm();
+        return n.empty() ? "" : std::string(kw) + " " + n + " " + buffer(c.buffer);
+      }
+      case CallKind::MemAlloc:
+      case CallKind::CudaMalloc:
+        return std::string(kw) + " " + buffer(c.buffer) + (c.bytes > 0 ? " " + std::to_string(c.bytes) : "");
+      case CallKind::MemFree:
+      case CallKind::CudaFree:
+        return std::string(kw) + " " + buffer(c.buffer);
+      case CallKind::AllReduce:
+      case CallKind::AllGather:
+      case CallKind::ReduceScatter:
+      case CallKind::Broadcast:
+      case CallKind::Reduce:
+      case CallKind::AllToAll: {
+        std::string n = comm();
+        if (n.empty()) return "";
+        bool reduction =
+            c.kind == CallKind::AllReduce || c.kind == CallKind::Reduce || c.kind == CallKind::ReduceScatter;
+        bool rooted = c.kind == CallKind::Broadcast || c.kind == CallKind::Reduce;
+        std::string s = std::string(kw) + " " + n + " " + buffer(c.buffer);
+        if (!c.recv_buffer.empty() && c.recv_buffer != c.buffer) s += " -> " + buffer(c.recv_buffer);
+        return s + args(c, reduction, rooted);
+      }
+      case CallKind::Barrier: {
+        std::string n = comm();
+        return n.empty() ? "" : "barrier " + n;
+      }
+      case CallKind::Send:
+      case CallKind::Recv: {
+        std::string n = comm();
+        if (n.empty()) return "";
+        if (!valid_rank(c.peer)) {
+          reason = std::string(kw) + " without a known peer";
+          return "";
+        }
+        return std::string(kw) + " " + n + " " + std::to_string(*c.peer) + " " + buffer(c.buffer) +
+               args(c, false, false);
+      }
+      case CallKind::StreamSync:
+        return "sync " + (c.stream.empty() || c.stream == "main" ? std::string("main") : sanitize(c.stream, "s_"));
+      case CallKind::DeviceSync:
+        return "sync device";
+      case CallKind::GroupStart:
+      case CallKind::GroupEnd:
+        return "";
+      case CallKind::Other:
+        reason = c.detail.empty() ? "a call the language has no statement for" : c.detail;
+        return "";
+    }
+    return "";
+  }
+
+  const Trace& trace_;
+  const EmitOptions& options_;
+  int world_ = 1;
+  std::ostringstream out_;
+  std::map<std::string, std::string> names_;
+  std::map<std::string, std::set<int>> members_;
+};
+
+}  // namespace
+
+std::string emit_scenario(const Trace& trace, const EmitOptions& options) { return Emitter(trace, options).run(); }
+
+}  // namespace collmc::traces

@@ -1,0 +1,43 @@
+// Reading trace files (file_io.h).
+#include "file_io.h"
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "collmc/traces/trace.h"
+
+namespace collmc::traces {
+
+std::string read_trace_file(const std::string& path, uint64_t max_bytes) {
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw TraceInputError(path, 0, 0, 0, "cannot read the file: " + ec.message());
+  if (size > max_bytes)
+    throw TraceInputError(
+        path, 0, 0, 0,
+        "the file has " + std::to_string(size) + " bytes, over the limit of " + std::to_string(max_bytes));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceInputError(path, 0, 0, 0, "cannot open the file");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+std::optional<int> rank_from_file_name(const std::string& path) {
+  std::string base = std::filesystem::path(path).filename().string();
+  for (const char* ext : {".pkl", ".pickle", ".json", ".bin", ".log", ".txt"}) {
+    std::string e(ext);
+    if (base.size() > e.size() && base.compare(base.size() - e.size(), e.size(), e) == 0) {
+      base.resize(base.size() - e.size());
+      break;
+    }
+  }
+  size_t end = base.size(), start = end;
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(base[start - 1]))) --start;
+  if (start == end || end - start > 6) return std::nullopt;
+  return std::stoi(base.substr(start, end - start));
+}
+
+}  // namespace collmc::traces
