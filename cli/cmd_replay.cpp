@@ -19,12 +19,18 @@ int cmd_replay(const std::vector<std::string>& args) {
       "free", "do not enforce the schedule's order (an experiment)")(
       "calibrate", "replay every scenario under the given directories and print the agreement table")(
       "table", po::value<std::string>(), "with --calibrate: also write the table (Markdown) to OUT")(
+      "backend", po::value<std::string>(), "nccl (GPUs) or mpi (mpirun on CPUs); default: by the scenario's profile")(
       "input", po::value<std::vector<std::string>>(), "result or scenario");
   const auto [vm, inputs] =
       parse_with_positional(args, d, "input", "replay needs a result (.json) or a scenario (.cmc)");
   replay::ReplayOptions options;
   options.hang_after_s = vm["hang-after"].as<double>();
   options.free_running = vm.count("free") > 0;
+  if (vm.count("backend")) {
+    const std::string backend = vm["backend"].as<std::string>();
+    if (backend != "nccl" && backend != "mpi") throw po::error("--backend takes nccl or mpi, not '" + backend + "'");
+    options.backend = backend == "mpi" ? replay::BackendKind::Mpi : replay::BackendKind::Nccl;
+  }
   const auto search = to_search(vm);
   if (vm.count("calibrate")) {
     auto rows = replay::calibrate(checker::collect_scenarios(inputs), options, search);
@@ -45,7 +51,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     plan = replay::plan_for_scenario(world, search);
   }
   plan.world = &world;
-  auto report = replay::replay_nccl(plan, options);
+  auto report = replay::replay(plan, options);
   std::cout << replay::text_report(report);
   if (vm.count("json")) write_file(vm["json"].as<std::string>(), replay::json_report(report));
   if (report.outcome == replay::Outcome::Refused) return kExitBadInput;

@@ -1,4 +1,5 @@
-// The NCCL backend of a rank process: real CUDA and NCCL calls, in the plan's order, on GPU `rank`.
+// The NCCL backend of a rank process: what each call does, as real CUDA and NCCL calls on GPU `rank`
+// (the turns, progress and threads are the shared rank runner's).
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <unistd.h>
@@ -21,61 +22,13 @@ namespace {
 using model::Call;
 using model::OpKind;
 
-struct Failure : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using Failure = RankFailure;
 
-class Rank {
+class NcclCalls : public RankCalls {
  public:
-  Rank(const ReplayPlan& plan, int rank, SharedBlock* shared, bool free_running)
-      : plan_(plan), w_(*plan.world), rank_(rank), shared_(shared), slot_(shared->ranks[rank]), free_(free_running) {}
+  NcclCalls(const ReplayPlan& plan, int rank, SharedBlock* shared) : w_(*plan.world), rank_(rank), shared_(shared) {}
 
-  int run() {
-    try {
-      setup();
-      std::thread watchdog([this] { watch(); });
-      watchdog.detach();
-      run_thread(0);
-      for (auto& t : threads_) t.join();
-      cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize at the end of the program");
-      check_split_sizes();
-      slot_.status.store(kFinishedOk);
-      shared_->progress.fetch_add(1);
-      // A finished rank stays (its communicators alive) until every rank is done, as a training
-      // process does: peers blocked on it then hang, as observed, instead of failing on a closed socket.
-      while (!shared_->release.load() && !shared_->abort.load())
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      return 0;
-    } catch (const Failure& f) {
-      if (shared_->abort.load()) {
-        slot_.status.store(kAborted);
-        return 3;
-      }
-      std::snprintf(slot_.error, sizeof slot_.error, "%s", f.what());
-      slot_.status.store(kError);
-      shared_->progress.fetch_add(1);
-      return 2;
-    }
-  }
-
- private:
-  // ---- errors
-  void cuda(cudaError_t e, const char* what) {
-    if (e != cudaSuccess) throw Failure(std::string(what) + ": " + cudaGetErrorString(e));
-  }
-  void nccl(ncclResult_t r, const char* what, ncclComm_t comm = nullptr) {
-    if (r == ncclSuccess || r == ncclInProgress) return;
-    // After the watchdog's ncclCommAbort the comm is freed: no more questions to it.
-    if (shared_->abort.load()) throw Failure(std::string(what) + ": aborted");
-    std::string msg = std::string(what) + ": " + ncclGetErrorString(r);
-    const char* last = ncclGetLastError(comm);
-    if (last && *last) msg += " (" + std::string(last) + ")";
-    throw Failure(msg);
-  }
-
-  // ---- setup: device, streams, plain buffers, unique ids, the declared communicators
-  void setup() {
-    auto t0 = std::chrono::steady_clock::now();
+  void setup() override {
     cuda(cudaSetDevice(rank_), "cudaSetDevice");
     streams_.resize(w_.streams.size());
     for (auto& s : streams_) cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -97,7 +50,52 @@ class Rank {
         while (!shared_->id_ready[c.id].load()) std::this_thread::sleep_for(std::chrono::microseconds(200));
     for (const auto& c : w_.comms)
       if (!c.uninit && c.has_member(rank_)) init_comm(c.id);
-    slot_.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  void step(const PlanStep& step) override {
+    if (step.group) {
+      for (int c : step.calls) before_call(w_.calls[static_cast<size_t>(c)]);
+      nccl(ncclGroupStart(), "ncclGroupStart");
+      for (int c : step.calls) execute(w_.calls[static_cast<size_t>(c)]);
+      nccl(ncclGroupEnd(), "ncclGroupEnd");
+    } else {
+      const Call& c = w_.calls[static_cast<size_t>(step.calls.front())];
+      before_call(c);
+      execute(c);
+    }
+  }
+
+  std::string finish() override {
+    cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize at the end of the program");
+    return split_sizes();
+  }
+
+  bool can_abort() const override { return true; }
+
+  // The watchdog's word: abort every communicator (the runner then exits the process).
+  void abort() override {
+    std::vector<ncclComm_t> all;
+    {
+      std::lock_guard<std::mutex> lock(comm_mutex_);
+      all = comms_;
+    }
+    for (ncclComm_t c : all)
+      if (c) ncclCommAbort(c);
+  }
+
+ private:
+  // ---- errors
+  void cuda(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) throw Failure(std::string(what) + ": " + cudaGetErrorString(e));
+  }
+  void nccl(ncclResult_t r, const char* what, ncclComm_t comm = nullptr) {
+    if (r == ncclSuccess || r == ncclInProgress) return;
+    // After the watchdog's ncclCommAbort the comm is freed: no more questions to it.
+    if (shared_->abort.load()) throw Failure(std::string(what) + ": aborted");
+    std::string msg = std::string(what) + ": " + ncclGetErrorString(r);
+    const char* last = ncclGetLastError(comm);
+    if (last && *last) msg += " (" + std::string(last) + ")";
+    throw Failure(msg);
   }
 
   ncclConfig_t config(int comm) {
@@ -140,76 +138,6 @@ class Rank {
       if (shared_->abort.load()) throw Failure("aborted");
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
-  }
-
-  // ---- the watchdog thread: on the launcher's word, abort every communicator
-  void watch() {
-    while (!shared_->abort.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    std::vector<ncclComm_t> all;
-    {
-      std::lock_guard<std::mutex> lock(comm_mutex_);
-      all = comms_;
-    }
-    for (ncclComm_t c : all)
-      if (c) ncclCommAbort(c);
-    slot_.status.store(kAborted);
-    std::this_thread::sleep_for(std::chrono::seconds(3));
-    _exit(3);
-  }
-
-  // ---- threads and steps
-  void run_thread(int thread) {
-    auto& ts = slot_.threads[thread];
-    const auto& steps = plan_.ranks[static_cast<size_t>(rank_)][static_cast<size_t>(thread)].steps;
-    for (const auto& step : steps) {
-      if (step.turn >= 0 && !free_)
-        while (shared_->turn.load() != step.turn) {
-          if (shared_->abort.load()) throw Failure("aborted");
-          std::this_thread::sleep_for(std::chrono::microseconds(50));
-        }
-      if (step.spawn_thread >= 0) {
-        if (step.turn >= 0) shared_->turn.store(step.turn + 1);
-        threads_.emplace_back([this, t = step.spawn_thread] {
-          try {
-            run_thread(t);
-          } catch (const Failure& f) {
-            if (!shared_->abort.load()) {
-              std::snprintf(slot_.error, sizeof slot_.error, "%s", f.what());
-              slot_.status.store(kError);
-              shared_->progress.fetch_add(1);
-            }
-          }
-        });
-        continue;
-      }
-      ts.call.store(step.calls.front());
-      ts.phase.store(kPhaseEntered);
-      shared_->progress.fetch_add(1);
-      if (step.turn >= 0) shared_->turn.store(step.turn + 1);  // the call may block: the next turn may go
-      auto t0 = std::chrono::steady_clock::now();
-      if (step.group) {
-        for (int c : step.calls) before_call(w_.calls[static_cast<size_t>(c)]);
-        nccl(ncclGroupStart(), "ncclGroupStart");
-        for (int c : step.calls) execute(w_.calls[static_cast<size_t>(c)]);
-        nccl(ncclGroupEnd(), "ncclGroupEnd");
-      } else {
-        const Call& c = w_.calls[static_cast<size_t>(step.calls.front())];
-        before_call(c);
-        execute(c);
-      }
-      record(step.calls.front(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      ts.phase.store(kPhaseReturned);
-      shared_->progress.fetch_add(1);
-    }
-    ts.phase.store(kPhaseDone);
-    shared_->progress.fetch_add(1);
-  }
-
-  void record(int call, double seconds) {
-    int i = slot_.timings.fetch_add(1);
-    if (i >= kMaxTimings) return;
-    slot_.timing_call[i] = call;
-    slot_.timing_seconds[i] = seconds;
   }
 
   void before_call(const Call& c) {
@@ -398,7 +326,7 @@ class Rank {
   }
 
   // A split that paired the wrong calls builds communicators of the wrong size (observed).
-  void check_split_sizes() {
+  std::string split_sizes() {
     std::string note;
     for (const auto& c : w_.comms) {
       ncclComm_t handle = comm_of(c.id);
@@ -409,15 +337,12 @@ class Rank {
         note +=
             c.name + " has " + std::to_string(count) + " rank(s), expected " + std::to_string(c.members.size()) + "; ";
     }
-    std::snprintf(slot_.note, sizeof slot_.note, "%s", note.c_str());
+    return note;
   }
 
-  const ReplayPlan& plan_;
   const model::World& w_;
   int rank_;
   SharedBlock* shared_;
-  RankSlot& slot_;
-  bool free_;
   std::vector<cudaStream_t> streams_;
   std::vector<void*> buffers_;
   std::vector<size_t> sizes_;
@@ -426,13 +351,13 @@ class Rank {
   std::vector<ncclComm_t> comms_;
   std::map<std::pair<int, int>, std::vector<ncclWindow_t>> windows_;
   std::map<std::pair<int, int>, std::vector<void*>> local_;
-  std::vector<std::thread> threads_;
 };
 
 }  // namespace
 
 int run_nccl_rank(const ReplayPlan& plan, int rank, SharedBlock* shared, bool free_running) {
-  return Rank(plan, rank, shared, free_running).run();
+  NcclCalls calls(plan, rank, shared);
+  return run_rank(plan, rank, shared, free_running, calls);
 }
 
 void probe_nccl(char* out, size_t size) {

@@ -1,6 +1,9 @@
-// The code each rank process runs (one backend per file). Private to the replay library.
+// What every rank process runs, whatever the backend: the plan's threads, the sequencer's turns,
+// the progress the watchdog reads, timings, errors, and staying alive until every rank is done.
+// A backend supplies only what each call does (RankCalls). Private to the replay library.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 
 #include "collmc/replay/plan.h"
@@ -8,7 +11,31 @@
 
 namespace collmc::replay {
 
-// Runs rank `rank`'s part of the plan in this (forked) process; returns the process exit code.
+// A call that failed (the backend's error text); after the watchdog's abort, "aborted".
+struct RankFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class RankCalls {
+ public:
+  virtual ~RankCalls() = default;
+  // Devices, buffers, the declared communicators (in declaration order, on every rank).
+  virtual void setup() = 0;
+  // One plan step: a single call or a group's calls. Throws RankFailure.
+  virtual void step(const PlanStep& step) = 0;
+  // After every thread returned: a note for the report (e.g. communicators of the wrong size).
+  virtual std::string finish() { return {}; }
+  // Whether abort() can end calls blocked in the library. If not, the launcher kills the job.
+  virtual bool can_abort() const { return false; }
+  // On the watchdog's word, from another thread: abort every communicator.
+  virtual void abort() {}
+};
+
+// Runs rank `rank`'s part of the plan in this process; returns the process exit code (0 finished,
+// 2 error, 3 aborted). A finished rank returns only when every rank is done (or on the abort).
+int run_rank(const ReplayPlan& plan, int rank, SharedBlock* shared, bool free_running, RankCalls& calls);
+
+// The NCCL backend's calls (nccl_rank.cpp), for a forked child.
 int run_nccl_rank(const ReplayPlan& plan, int rank, SharedBlock* shared, bool free_running);
 
 // In a forked child: the number of GPUs and the NCCL version, or an error; writes into `out`.

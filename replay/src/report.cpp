@@ -10,9 +10,12 @@ std::string text_report(const ReplayReport& r) {
   std::ostringstream out;
   out << r.scenario << ": " << outcome_name(r.outcome)
       << (r.outcome == Outcome::Refused ? ""
+          : r.allowed_difference        ? " (agrees with the model: a difference the library allows)"
           : r.agrees                    ? " (agrees with the model)"
                                         : " (DISAGREES with the model)")
-      << "\n  model: " << model::verdict_name(r.predicted) << "\n  hardware: " << r.summary << "\n";
+      << "\n  model: " << model::verdict_name(r.predicted) << "\n";
+  for (const auto& n : r.model_notes) out << "  model assumes: " << n << "\n";
+  out << "  hardware: " << r.summary << (r.allowed_difference ? " (allowed: see the note)" : "") << "\n";
   if (!r.backend.empty()) out << "  backend: " << r.backend << "\n";
   for (const auto& n : r.notes) out << "  note: " << n << "\n";
   char buf[160];
@@ -48,6 +51,8 @@ std::string json_report(const ReplayReport& r) {
             {"model_verdict", model::verdict_name(r.predicted)},
             {"outcome", outcome_name(r.outcome)},
             {"agrees", r.agrees},
+            {"allowed_difference", r.allowed_difference},
+            {"model_notes", r.model_notes},
             {"summary", r.summary},
             {"backend", r.backend},
             {"notes", r.notes},

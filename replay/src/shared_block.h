@@ -1,9 +1,12 @@
-// The memory the launcher and the rank processes share: an anonymous MAP_SHARED mapping made before
-// fork, so nothing of it can outlive the processes. Plain atomics only.
+// The memory the launcher and the rank processes share: the sequencer's turn, the progress counter
+// the watchdog reads, and what every rank reports. Plain atomics only. It lives in a file in
+// /dev/shm that the launcher creates (and unlinks once every rank has attached, or at the end), so
+// forked ranks (NCCL) and ranks that mpirun starts (MPI) open it the same way.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 namespace collmc::replay {
 
@@ -24,7 +27,8 @@ struct ThreadSlot {
 struct RankSlot {
   ThreadSlot threads[kMaxThreads];
   std::atomic<int32_t> status;
-  std::atomic<int32_t> pid;
+  std::atomic<int32_t> pid;       // the rank process (mpirun's child for MPI), 0 until it attached
+  std::atomic<int32_t> attached;  // the rank opened the block and read its plan
   std::atomic<int32_t> timings;
   int32_t timing_call[kMaxTimings];
   double timing_seconds[kMaxTimings];
@@ -40,7 +44,32 @@ struct SharedBlock {
   std::atomic<int32_t> release;    // every rank is done: finished ranks may exit
   std::atomic<int32_t> id_ready[kMaxComms];
   unsigned char ids[kMaxComms][kUniqueIdBytes];
+  char library[256];  // the library a rank found ("Open MPI v4.1.4 ..."), written by rank 0
   RankSlot ranks[kMaxRanks];
 };
+
+// The launcher's side: creates the file (O_EXCL, mode 0600), maps it and unlinks it when destroyed.
+class SharedMemory {
+ public:
+  SharedMemory();
+  ~SharedMemory();
+  SharedMemory(const SharedMemory&) = delete;
+  SharedMemory& operator=(const SharedMemory&) = delete;
+
+  SharedBlock* block() const { return block_; }
+  const std::string& name() const { return name_; }  // "/collmc-replay-<pid>-<n>", for shm_open
+  void unlink();                                     // once every rank has it mapped; idempotent
+
+ private:
+  std::string name_;
+  SharedBlock* block_ = nullptr;
+  bool linked_ = false;
+};
+
+// A rank's side: maps the block the launcher created. Throws std::runtime_error when it cannot.
+SharedBlock* attach_shared_block(const std::string& name);
+
+// The prefix every block's name starts with (tests look for leftovers by it).
+std::string shared_block_prefix();
 
 }  // namespace collmc::replay

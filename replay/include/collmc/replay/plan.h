@@ -47,4 +47,10 @@ ReplayPlan plan_for_scenario(const model::World& world, const checker::SearchOpt
 // schedule. Throws std::runtime_error when the file does not match the scenario any more.
 ReplayPlan plan_from_json(const std::string& path, model::World& world);
 
+// A plan as a file, for rank processes another program starts (mpirun): the scenario's absolute
+// path, its calls' text (to detect an edited scenario), the steps and the model's prediction.
+std::string plan_to_json(const ReplayPlan& plan);
+// Loads the scenario into `world` and the plan from `path`. Throws std::runtime_error.
+ReplayPlan plan_from_file(const std::string& path, model::World& world);
+
 }  // namespace collmc::replay

@@ -1,6 +1,7 @@
 // Running a plan on real hardware: one process per rank, a sequencer that enforces the schedule's
 // order of host calls, a watchdog that declares a hang, aborts and cleans up, and the comparison of
-// what happened with what the model predicted.
+// what happened with what the model predicted. One engine, two backends: NCCL on GPUs (forked ranks)
+// and MPI on CPUs (ranks started by mpirun).
 #pragma once
 
 #include <string>
@@ -10,7 +11,10 @@
 
 namespace collmc::replay {
 
+enum class BackendKind { Auto, Nccl, Mpi };  // Auto: MPI for `set profile = mpi`, else NCCL
+
 struct ReplayOptions {
+  BackendKind backend = BackendKind::Auto;
   double hang_after_s = 5;  // no progress for this long is a hang
   double grace_s = 10;      // after the abort, how long ranks get to exit before they are killed
   bool verbose = false;
@@ -49,19 +53,31 @@ struct ReplayReport {
   Outcome outcome = Outcome::Completed;
   bool agrees = false;
   std::string summary;  // one line: why this outcome
+  // The model's assumptions the verdict depends on (World::notes), printed next to its verdict.
+  std::vector<std::string> model_notes;
+  // The hardware did not do what the model assumed, in a way the library is allowed to (an MPI
+  // broadcast that completed early): `agrees` is true and the summary says why.
+  bool allowed_difference = false;
   std::vector<RankReport> ranks;
   double seconds = 0;               // the whole run
   double hang_detect_seconds = -1;  // from the last progress to the hang verdict
-  std::string backend;              // "nccl 2.28.3 on 2 GPUs", ...
+  std::string backend;              // "NCCL 2.28.3, 2 GPU(s)", "Open MPI v4.1.4, 3 processes", ...
   std::vector<std::string> notes;   // e.g. stream_progress = serialized has no NCCL switch
 };
 
+// Runs the plan with the backend options.backend names (Auto: by the scenario's profile).
+ReplayReport replay(const ReplayPlan& plan, const ReplayOptions& options);
 // Runs the plan on NCCL and GPUs (rank i on GPU i). Never leaves a process behind.
 ReplayReport replay_nccl(const ReplayPlan& plan, const ReplayOptions& options);
+// Runs the plan as MPI processes on CPUs (mpirun --oversubscribe, one process per rank); a hang is
+// ended by killing the job. Never leaves a process behind.
+ReplayReport replay_mpi(const ReplayPlan& plan, const ReplayOptions& options);
 
 // Whether this build has the NCCL backend, and what the machine offers (for clear refusals).
 bool nccl_backend_built();
 std::string nccl_environment(int* gpus);  // "NCCL 2.28.3, 2 GPUs" or the reason there are none
+// "" when mpirun and the rank program (collmc-mpi-rank) are found, else why not.
+std::string mpi_unavailable();
 
 // `collmc replay --calibrate DIR`: every scenario replayed, next to the model's verdict.
 struct CalibrationRow {
@@ -69,6 +85,7 @@ struct CalibrationRow {
   std::string model;    // the model's verdict
   std::string outcome;  // the hardware's
   bool agrees = false;
+  bool allowed = false;  // agrees through a difference the library allows (ReplayReport::allowed_difference)
   std::string summary;
   double seconds = 0;
 };

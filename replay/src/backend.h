@@ -1,0 +1,48 @@
+// What a backend supplies to the replay engine (launcher.cpp): whether it can run a plan here, how
+// its rank processes are started, watched and stopped. Everything else (the shared block, the
+// sequencer, the watchdog, the hang verdict, the classification, the report) is the engine's.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collmc/replay/replay.h"
+#include "shared_block.h"
+
+namespace collmc::replay {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* name() const = 0;  // "NCCL", "MPI": in summaries
+  // Checks the plan against the machine. Returns the description of what runs it ("NCCL 2.28.3, 2
+  // GPU(s)"); sets `refusal` (and may return "") when it cannot run here. May add report notes.
+  virtual std::string prepare(const ReplayPlan& plan, std::string& refusal, std::vector<std::string>& notes) = 0;
+  // Starts one process per rank; each attaches to `shared` (its name for processes not forked).
+  virtual void start(const ReplayPlan& plan, SharedMemory& shared, const ReplayOptions& options) = 0;
+  // Every rank has attached (and read what it was given): what only the start needed can go.
+  virtual void ranks_attached() {}
+  // Reaps what exited; whether any rank process (or the job) still runs.
+  virtual bool running() = 0;
+  // Whether the ranks end blocked calls on the abort flag (NCCL: ncclCommAbort). If not, the engine
+  // kills the job as soon as it declares a hang.
+  virtual bool can_abort() const = 0;
+  // Kills and reaps every process of the run; returns the ranks whose process was still alive.
+  virtual std::vector<int> stop(const SharedBlock& shared) = 0;
+  // The library the ranks reported, e.g. from the shared block; "" to keep prepare's description.
+  virtual std::string library(const SharedBlock&) const { return {}; }
+  // When ranks died without a word: what the launcher saw (e.g. mpirun's last lines).
+  virtual std::string diagnostics() const { return {}; }
+};
+
+std::unique_ptr<Backend> make_nccl_backend();
+std::unique_ptr<Backend> make_mpi_backend();
+
+// The engine: runs the plan with `backend` and compares with the model. Never leaves a process behind.
+ReplayReport run_replay(const ReplayPlan& plan, const ReplayOptions& options, Backend& backend);
+
+// Classification of a finished run into CONFIRMED, COMPLETED, ... (classify.cpp).
+void classify(const ReplayPlan& plan, bool hung, const char* backend, ReplayReport& report);
+
+}  // namespace collmc::replay

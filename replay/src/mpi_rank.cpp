@@ -1,0 +1,303 @@
+// Each scenario call as MPI does it: declared communicators by MPI_Comm_split of MPI_COMM_WORLD,
+// `split` as MPI_Comm_split, `init` as MPI_Comm_create_group (collective over the comm's members
+// only), `register`/`deregister` as MPI_Win_create/MPI_Win_free, the blocking collectives,
+// `send`/`recv` as MPI_Ssend/MPI_Recv, buffers in host memory. A `group` starts its collectives and
+// sends/receives as nonblocking MPI calls and waits for them together; `sync`, `finalize`,
+// `register_local` and `deregister_local` have no MPI counterpart (LOCAL in the mpi profile).
+#include "mpi_rank.h"
+
+#include <mpi.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace collmc::replay {
+
+namespace {
+
+using model::Call;
+using model::OpKind;
+
+class MpiCalls : public RankCalls {
+ public:
+  MpiCalls(const ReplayPlan& plan, int rank) : w_(*plan.world), rank_(rank) {}
+
+  ~MpiCalls() override {
+    for (void* p : buffers_) std::free(p);
+  }
+
+  void setup() override {
+    buffers_.assign(w_.buffers.size(), nullptr);
+    sizes_.assign(w_.buffers.size(), model::kDefaultBufferSize);
+    for (auto& b : buffers_) b = std::calloc(model::kDefaultBufferSize, 1);
+    comms_.assign(w_.comms.size(), MPI_COMM_NULL);
+    // Every rank takes part in every split of MPI_COMM_WORLD, in declaration order: no hang here.
+    for (const auto& c : w_.comms) {
+      if (c.uninit) continue;
+      MPI_Comm comm = MPI_COMM_NULL;
+      mpi(MPI_Comm_split(MPI_COMM_WORLD, c.has_member(rank_) ? 0 : MPI_UNDEFINED, rank_, &comm),
+          "MPI_Comm_split of MPI_COMM_WORLD");
+      set_comm(c.id, comm);
+    }
+  }
+
+  void step(const PlanStep& step) override {
+    if (!step.group) {
+      execute(w_.calls[static_cast<size_t>(step.calls.front())], nullptr);
+      return;
+    }
+    std::vector<MPI_Request> requests;
+    for (int c : step.calls) execute(w_.calls[static_cast<size_t>(c)], &requests);
+    mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall (group)");
+  }
+
+  // A split that paired the wrong calls builds communicators of the wrong size.
+  std::string finish() override {
+    std::string note;
+    for (const auto& c : w_.comms) {
+      MPI_Comm comm = comm_of(c.id);
+      if (comm == MPI_COMM_NULL || !c.uninit) continue;
+      int size = 0;
+      if (MPI_Comm_size(comm, &size) != MPI_SUCCESS) continue;
+      if (size != static_cast<int>(c.members.size()))
+        note +=
+            c.name + " has " + std::to_string(size) + " rank(s), expected " + std::to_string(c.members.size()) + "; ";
+    }
+    return note;
+  }
+
+ private:
+  static void mpi(int code, const std::string& what) {
+    if (code == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(code, text, &len);
+    throw RankFailure(what + ": " + std::string(text, static_cast<size_t>(len)));
+  }
+
+  MPI_Comm comm_of(int comm) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return comms_[static_cast<size_t>(comm)];
+  }
+  void set_comm(int comm, MPI_Comm handle) {
+    if (handle != MPI_COMM_NULL) MPI_Comm_set_errhandler(handle, MPI_ERRORS_RETURN);
+    std::lock_guard<std::mutex> lock(mutex_);
+    comms_[static_cast<size_t>(comm)] = handle;
+  }
+  MPI_Comm member_comm(const Call& c) {
+    MPI_Comm comm = comm_of(c.comm);
+    if (comm == MPI_COMM_NULL)
+      throw RankFailure("`" + c.text + "`: rank " + std::to_string(rank_) + " has no communicator " +
+                        w_.comm_name(c.comm));
+    return comm;
+  }
+
+  int comm_rank(const Call& c, int world_rank) const {
+    const int r = w_.comms[static_cast<size_t>(c.comm)].member_index(world_rank);
+    if (r < 0)
+      throw RankFailure("`" + c.text + "`: rank " + std::to_string(world_rank) + " is not in the communicator");
+    return r;
+  }
+  int root_of(const Call& c) const { return c.root >= 0 ? comm_rank(c, c.root) : 0; }
+  int members(const Call& c) const { return static_cast<int>(w_.comms[static_cast<size_t>(c.comm)].members.size()); }
+
+  MPI_Datatype dtype(int d) const {
+    static const std::map<std::string, MPI_Datatype> types = {
+        {"float32", MPI_FLOAT}, {"float64", MPI_DOUBLE}, {"float16", MPI_UINT16_T}, {"bfloat16", MPI_UINT16_T},
+        {"int8", MPI_INT8_T},   {"uint8", MPI_UINT8_T},  {"int32", MPI_INT32_T},    {"uint32", MPI_UINT32_T},
+        {"int64", MPI_INT64_T}, {"uint64", MPI_UINT64_T}};
+    auto it = types.find(w_.dtypes[static_cast<size_t>(d)]);
+    if (it == types.end()) throw RankFailure("dtype " + w_.dtypes[static_cast<size_t>(d)] + " is not supported");
+    return it->second;  // half floats travel as 16-bit integers: the replay moves bytes, values do not matter
+  }
+  MPI_Op redop(int r) const {
+    const std::string& n = w_.redops[static_cast<size_t>(r)];
+    if (n == "prod") return MPI_PROD;
+    if (n == "max") return MPI_MAX;
+    if (n == "min") return MPI_MIN;
+    return MPI_SUM;  // sum, avg
+  }
+
+  // The call's element count (all of the buffer when no count is given), checked against the buffer.
+  int count_of(const Call& c) const {
+    if (!buffers_[static_cast<size_t>(c.buffer)]) throw RankFailure("`" + c.text + "`: the buffer was freed");
+    const size_t elem = w_.dtype_size(c.dtype);
+    const size_t have = sizes_[static_cast<size_t>(c.buffer)];
+    const size_t n = c.count >= 0 ? static_cast<size_t>(c.count) : have / elem;
+    if (n * elem > have) throw RankFailure("`" + c.text + "`: the count exceeds the buffer's size");
+    if (n > static_cast<size_t>(INT_MAX)) throw RankFailure("`" + c.text + "`: the count exceeds MPI's int");
+    return static_cast<int>(n);
+  }
+  void* ptr(int b) const { return buffers_[static_cast<size_t>(b)]; }
+
+  // Runs the call; in a group (`requests` given) collectives and sends/receives start nonblocking.
+  void execute(const Call& c, std::vector<MPI_Request>* requests) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Request* rq = requests ? &req : nullptr;
+    const std::string what = "`" + c.text + "`";
+    switch (c.kind) {
+      case OpKind::Alloc:
+      case OpKind::CudaMalloc:
+        buffers_[static_cast<size_t>(c.buffer)] = std::calloc(c.size > 0 ? c.size : 1, 1);
+        sizes_[static_cast<size_t>(c.buffer)] = c.size;
+        return;
+      case OpKind::Free:
+      case OpKind::CudaFree:
+        std::free(buffers_[static_cast<size_t>(c.buffer)]);
+        buffers_[static_cast<size_t>(c.buffer)] = nullptr;
+        return;
+      case OpKind::Register: {
+        MPI_Win win = MPI_WIN_NULL;
+        mpi(MPI_Win_create(ptr(c.buffer), static_cast<MPI_Aint>(sizes_[static_cast<size_t>(c.buffer)]), 1,
+                           MPI_INFO_NULL, member_comm(c), &win),
+            what + " MPI_Win_create");
+        std::lock_guard<std::mutex> lock(mutex_);
+        windows_[{c.comm, c.buffer}].push_back(win);
+        return;
+      }
+      case OpKind::Deregister: {
+        MPI_Win win = MPI_WIN_NULL;
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          auto& v = windows_[{c.comm, c.buffer}];
+          if (v.empty()) throw RankFailure(what + ": no window to free");
+          win = v.back();
+          v.pop_back();
+        }
+        mpi(MPI_Win_free(&win), what + " MPI_Win_free");
+        return;
+      }
+      case OpKind::RegisterLocal:
+      case OpKind::DeregisterLocal:
+      case OpKind::Finalize:
+      case OpKind::SyncStream:
+      case OpKind::SyncDevice:
+        return;
+      case OpKind::Init: {
+        MPI_Group world_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
+        const auto& m = w_.comms[static_cast<size_t>(c.comm)].members;
+        MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+        MPI_Group_incl(world_group, static_cast<int>(m.size()), m.data(), &group);
+        MPI_Comm comm = MPI_COMM_NULL;
+        const int code = MPI_Comm_create_group(MPI_COMM_WORLD, group, c.comm, &comm);
+        MPI_Group_free(&group);
+        MPI_Group_free(&world_group);
+        mpi(code, what + " MPI_Comm_create_group");
+        set_comm(c.comm, comm);
+        return;
+      }
+      case OpKind::Split: {
+        MPI_Comm child = MPI_COMM_NULL;
+        mpi(MPI_Comm_split(member_comm(c), c.child >= 0 ? c.child : MPI_UNDEFINED, rank_, &child),
+            what + " MPI_Comm_split");
+        if (c.child >= 0) set_comm(c.child, child);
+        return;
+      }
+      case OpKind::Destroy: {
+        MPI_Comm comm = member_comm(c);
+        set_comm(c.comm, MPI_COMM_NULL);
+        mpi(MPI_Comm_free(&comm), what + " MPI_Comm_free");
+        return;
+      }
+      case OpKind::Abort:  // no MPI call aborts one communicator: the handle is dropped
+        set_comm(c.comm, MPI_COMM_NULL);
+        return;
+      case OpKind::AllReduce: {
+        const int n = count_of(c);
+        void* out = c.buffer2 >= 0 ? ptr(c.buffer2) : ptr(c.buffer);
+        const void* in = c.buffer2 >= 0 ? ptr(c.buffer) : MPI_IN_PLACE;
+        mpi(rq ? MPI_Iallreduce(in, out, n, dtype(c.dtype), redop(c.redop), member_comm(c), rq)
+               : MPI_Allreduce(in, out, n, dtype(c.dtype), redop(c.redop), member_comm(c)),
+            what + " MPI_Allreduce");
+        break;
+      }
+      case OpKind::AllGather: {
+        const int n = count_of(c) / members(c);
+        void* out = c.buffer2 >= 0 ? ptr(c.buffer2) : ptr(c.buffer);
+        const void* in = c.buffer2 >= 0 ? ptr(c.buffer) : MPI_IN_PLACE;
+        const MPI_Datatype t = c.buffer2 >= 0 ? dtype(c.dtype) : MPI_DATATYPE_NULL;
+        const int sn = c.buffer2 >= 0 ? n : 0;
+        mpi(rq ? MPI_Iallgather(in, sn, t, out, n, dtype(c.dtype), member_comm(c), rq)
+               : MPI_Allgather(in, sn, t, out, n, dtype(c.dtype), member_comm(c)),
+            what + " MPI_Allgather");
+        break;
+      }
+      case OpKind::ReduceScatter: {
+        const int n = count_of(c) / members(c);
+        void* out = c.buffer2 >= 0 ? ptr(c.buffer2) : ptr(c.buffer);
+        const void* in = c.buffer2 >= 0 ? ptr(c.buffer) : MPI_IN_PLACE;
+        mpi(rq ? MPI_Ireduce_scatter_block(in, out, n, dtype(c.dtype), redop(c.redop), member_comm(c), rq)
+               : MPI_Reduce_scatter_block(in, out, n, dtype(c.dtype), redop(c.redop), member_comm(c)),
+            what + " MPI_Reduce_scatter_block");
+        break;
+      }
+      case OpKind::Broadcast: {
+        const int n = count_of(c);
+        mpi(rq ? MPI_Ibcast(ptr(c.buffer), n, dtype(c.dtype), root_of(c), member_comm(c), rq)
+               : MPI_Bcast(ptr(c.buffer), n, dtype(c.dtype), root_of(c), member_comm(c)),
+            what + " MPI_Bcast");
+        break;
+      }
+      case OpKind::Reduce: {
+        const int n = count_of(c);
+        const bool root = root_of(c) == comm_rank(c, rank_);
+        void* out = c.buffer2 >= 0 ? ptr(c.buffer2) : ptr(c.buffer);
+        const void* in = c.buffer2 >= 0 || !root ? ptr(c.buffer) : MPI_IN_PLACE;
+        mpi(rq ? MPI_Ireduce(in, out, n, dtype(c.dtype), redop(c.redop), root_of(c), member_comm(c), rq)
+               : MPI_Reduce(in, out, n, dtype(c.dtype), redop(c.redop), root_of(c), member_comm(c)),
+            what + " MPI_Reduce");
+        break;
+      }
+      case OpKind::AllToAll: {
+        const int n = count_of(c) / members(c);
+        void* out = c.buffer2 >= 0 ? ptr(c.buffer2) : ptr(c.buffer);
+        const void* in = c.buffer2 >= 0 ? ptr(c.buffer) : MPI_IN_PLACE;
+        const MPI_Datatype t = c.buffer2 >= 0 ? dtype(c.dtype) : MPI_DATATYPE_NULL;
+        const int sn = c.buffer2 >= 0 ? n : 0;
+        mpi(rq ? MPI_Ialltoall(in, sn, t, out, n, dtype(c.dtype), member_comm(c), rq)
+               : MPI_Alltoall(in, sn, t, out, n, dtype(c.dtype), member_comm(c)),
+            what + " MPI_Alltoall");
+        break;
+      }
+      case OpKind::Send: {
+        const int n = count_of(c);
+        mpi(rq ? MPI_Issend(ptr(c.buffer), n, dtype(c.dtype), comm_rank(c, c.peer), 0, member_comm(c), rq)
+               : MPI_Ssend(ptr(c.buffer), n, dtype(c.dtype), comm_rank(c, c.peer), 0, member_comm(c)),
+            what + " MPI_Ssend");
+        break;
+      }
+      case OpKind::Recv: {
+        const int n = count_of(c);
+        mpi(rq ? MPI_Irecv(ptr(c.buffer), n, dtype(c.dtype), comm_rank(c, c.peer), 0, member_comm(c), rq)
+               : MPI_Recv(ptr(c.buffer), n, dtype(c.dtype), comm_rank(c, c.peer), 0, member_comm(c), MPI_STATUS_IGNORE),
+            what + " MPI_Recv");
+        break;
+      }
+      case OpKind::Barrier:
+        mpi(rq ? MPI_Ibarrier(member_comm(c), rq) : MPI_Barrier(member_comm(c)), what + " MPI_Barrier");
+        break;
+    }
+    if (requests && req != MPI_REQUEST_NULL) requests->push_back(req);
+  }
+
+  const model::World& w_;
+  int rank_;
+  std::vector<void*> buffers_;
+  std::vector<size_t> sizes_;
+  std::mutex mutex_;
+  std::vector<MPI_Comm> comms_;
+  std::map<std::pair<int, int>, std::vector<MPI_Win>> windows_;
+};
+
+}  // namespace
+
+std::unique_ptr<RankCalls> make_mpi_calls(const ReplayPlan& plan, int rank) {
+  return std::make_unique<MpiCalls>(plan, rank);
+}
+
+}  // namespace collmc::replay

@@ -1,0 +1,129 @@
+// The rank side of the replay engine, shared by every backend: turns, progress, threads, timings.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include "rank_body.h"
+
+namespace collmc::replay {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class Runner {
+ public:
+  Runner(const ReplayPlan& plan, int rank, SharedBlock* shared, bool free_running, RankCalls& calls)
+      : plan_(plan), rank_(rank), shared_(shared), slot_(shared->ranks[rank]), free_(free_running), calls_(calls) {}
+
+  int run() {
+    try {
+      const auto t0 = Clock::now();
+      calls_.setup();
+      slot_.setup_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      shared_->progress.fetch_add(1);  // setup is progress: a slow start is not a hang
+      if (calls_.can_abort()) std::thread([this] { watch(); }).detach();
+      run_thread(0);
+      for (auto& t : threads_) t.join();
+      threads_.clear();
+      const std::string note = calls_.finish();
+      std::snprintf(slot_.note, sizeof slot_.note, "%s", note.c_str());
+      slot_.status.store(kFinishedOk);
+      shared_->progress.fetch_add(1);
+      // A finished rank stays (its communicators alive) until every rank is done, as a training
+      // process does: peers blocked on it then hang, as observed, instead of failing on a closed socket.
+      while (!shared_->release.load() && !shared_->abort.load())
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      return 0;
+    } catch (const std::exception& e) {
+      for (auto& t : threads_) t.detach();  // they may be blocked in a call; the process exits anyway
+      if (shared_->abort.load()) {
+        slot_.status.store(kAborted);
+        return 3;
+      }
+      fail(e.what());
+      return 2;
+    }
+  }
+
+ private:
+  void fail(const char* what) {
+    std::snprintf(slot_.error, sizeof slot_.error, "%s", what);
+    slot_.status.store(kError);
+    shared_->progress.fetch_add(1);
+  }
+
+  // On the launcher's word: the backend aborts its communicators, then this process exits.
+  void watch() {
+    while (!shared_->abort.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    calls_.abort();
+    slot_.status.store(kAborted);
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    _exit(3);
+  }
+
+  void wait_turn(int turn) {
+    while (shared_->turn.load() != turn) {
+      if (shared_->abort.load()) throw RankFailure("aborted");
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+
+  void run_thread(int thread) {
+    auto& ts = slot_.threads[thread];
+    const auto& steps = plan_.ranks[static_cast<size_t>(rank_)][static_cast<size_t>(thread)].steps;
+    for (const auto& step : steps) {
+      if (step.turn >= 0 && !free_) wait_turn(step.turn);
+      if (step.spawn_thread >= 0) {
+        if (step.turn >= 0) shared_->turn.store(step.turn + 1);
+        threads_.emplace_back([this, t = step.spawn_thread] {
+          try {
+            run_thread(t);
+          } catch (const std::exception& e) {
+            if (!shared_->abort.load()) fail(e.what());
+          }
+        });
+        continue;
+      }
+      ts.call.store(step.calls.front());
+      ts.phase.store(kPhaseEntered);
+      shared_->progress.fetch_add(1);
+      if (step.turn >= 0) shared_->turn.store(step.turn + 1);  // the call may block: the next turn may go
+      const auto t0 = Clock::now();
+      calls_.step(step);
+      record(step.calls.front(), std::chrono::duration<double>(Clock::now() - t0).count());
+      ts.phase.store(kPhaseReturned);
+      shared_->progress.fetch_add(1);
+    }
+    ts.phase.store(kPhaseDone);
+    shared_->progress.fetch_add(1);
+  }
+
+  void record(int call, double seconds) {
+    int i = slot_.timings.fetch_add(1);
+    if (i >= kMaxTimings) return;
+    slot_.timing_call[i] = call;
+    slot_.timing_seconds[i] = seconds;
+  }
+
+  const ReplayPlan& plan_;
+  int rank_;
+  SharedBlock* shared_;
+  RankSlot& slot_;
+  bool free_;
+  RankCalls& calls_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+int run_rank(const ReplayPlan& plan, int rank, SharedBlock* shared, bool free_running, RankCalls& calls) {
+  shared->ranks[rank].pid.store(static_cast<int32_t>(getpid()));
+  shared->ranks[rank].attached.store(1);
+  return Runner(plan, rank, shared, free_running, calls).run();
+}
+
+}  // namespace collmc::replay

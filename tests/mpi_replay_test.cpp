@@ -1,0 +1,174 @@
+// The MPI replay backend: the plan file the rank processes read, refusals, and real runs with Open
+// MPI (skipped where mpirun or collmc-mpi-rank is missing): a confirmed hang, a completed program,
+// the early broadcast MPI allows, a rank's error, and nothing left behind by any of them.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "collmc/replay/plan.h"
+#include "collmc/replay/replay.h"
+#include "test_support.h"
+
+namespace collmc::testing {
+namespace {
+
+std::string temp_path(const std::string& text, const char* suffix) {
+  static int n = 0;
+  std::string path = "/tmp/collmc-mpi-test-" + std::to_string(getpid()) + "-" + std::to_string(n++) + suffix;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Processes whose command line names one of this process's shared blocks (mpirun and the ranks
+// do), and blocks left in /dev/shm.
+std::vector<std::string> leftovers() {
+  const std::string mark = "collmc-replay-" + std::to_string(getpid()) + "-";
+  std::vector<std::string> out;
+  DIR* d = opendir("/proc");
+  while (dirent* e = readdir(d)) {
+    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(mark) != std::string::npos) out.push_back(std::string("process ") + e->d_name);
+  }
+  closedir(d);
+  d = opendir("/dev/shm");
+  while (dirent* e = d ? readdir(d) : nullptr)
+    if (std::string(e->d_name).rfind(mark, 0) == 0) out.push_back(std::string("/dev/shm/") + e->d_name);
+  if (d) closedir(d);
+  return out;
+}
+
+// A short watchdog for the runs that must hang; the default (5 s) for those that must complete, so
+// a loaded CI machine does not turn a slow call into a hang.
+replay::ReplayOptions fast(double hang_after_s = 5) {
+  replay::ReplayOptions o;
+  o.hang_after_s = hang_after_s;
+  o.backend = replay::BackendKind::Mpi;
+  return o;
+}
+
+#define REQUIRE_MPI()                                                                   \
+  do {                                                                                  \
+    if (std::string why = replay::mpi_unavailable(); !why.empty()) GTEST_SKIP() << why; \
+  } while (0)
+
+TEST(MpiReplayPlan, PlanFileRoundTrip) {
+  model::World w = model::load_world(source_dir() + "/examples/mpi_correct_program.cmc");
+  replay::ReplayPlan a = replay::plan_for_scenario(w, {});
+  const std::string path = temp_path(replay::plan_to_json(a), ".json");
+  model::World w2;
+  replay::ReplayPlan b = replay::plan_from_file(path, w2);
+  std::remove(path.c_str());
+  EXPECT_EQ(b.verdict, a.verdict);
+  EXPECT_EQ(b.turns, a.turns);
+  EXPECT_EQ(b.expected_position, a.expected_position);
+  ASSERT_EQ(b.ranks.size(), a.ranks.size());
+  for (size_t r = 0; r < a.ranks.size(); ++r) {
+    ASSERT_EQ(b.ranks[r].size(), a.ranks[r].size());
+    for (size_t t = 0; t < a.ranks[r].size(); ++t) {
+      EXPECT_EQ(b.ranks[r][t].name, a.ranks[r][t].name);
+      ASSERT_EQ(b.ranks[r][t].steps.size(), a.ranks[r][t].steps.size());
+      for (size_t i = 0; i < a.ranks[r][t].steps.size(); ++i) {
+        EXPECT_EQ(b.ranks[r][t].steps[i].calls, a.ranks[r][t].steps[i].calls);
+        EXPECT_EQ(b.ranks[r][t].steps[i].spawn_thread, a.ranks[r][t].steps[i].spawn_thread);
+        EXPECT_EQ(b.ranks[r][t].steps[i].turn, a.ranks[r][t].steps[i].turn);
+      }
+    }
+  }
+  EXPECT_EQ(w2.calls.size(), w.calls.size());
+}
+
+TEST(MpiReplayPlan, PlanFileOfAnEditedScenarioIsRejected) {
+  model::World w = model::load_world(shared_dir() + "/calibration-mpi/mpi_win_cross_order.cmc");
+  auto j = nlohmann::json::parse(replay::plan_to_json(replay::plan_for_scenario(w, {})));
+  j["calls"][1] = "register A elsewhere";
+  const std::string edited = temp_path(j.dump(), ".json");
+  j = nlohmann::json::parse(replay::plan_to_json(replay::plan_for_scenario(w, {})));
+  j["ranks"][0][0]["steps"][0]["calls"][0] = 999;
+  const std::string bad_call = temp_path(j.dump() + " ", ".json");
+  model::World w2;
+  EXPECT_THROW(replay::plan_from_file(edited, w2), std::runtime_error);
+  EXPECT_THROW(replay::plan_from_file(bad_call, w2), std::runtime_error);
+  EXPECT_THROW(replay::plan_from_file("/nonexistent/plan.json", w2), std::runtime_error);
+  std::remove(edited.c_str());
+  std::remove(bad_call.c_str());
+}
+
+TEST(MpiReplayRun, NcclProfileIsRefusedByTheMpiBackend) {
+  model::World w = model::load_world(source_dir() + "/examples/reg_cross_order.cmc");
+  replay::ReplayReport report = replay::replay_mpi(replay::plan_for_scenario(w, {}), fast());
+  EXPECT_EQ(report.outcome, replay::Outcome::Refused);
+  EXPECT_NE(report.summary.find("nccl-profile"), std::string::npos) << report.summary;
+  EXPECT_TRUE(leftovers().empty());
+}
+
+TEST(MpiReplayRun, CrossOrderedWindowsHangIsConfirmedAndNothingOutlivesIt) {
+  REQUIRE_MPI();
+  model::World w = model::load_world(shared_dir() + "/calibration-mpi/mpi_win_cross_order.cmc");
+  replay::ReplayPlan plan = replay::plan_for_scenario(w, {});
+  replay::ReplayOptions options = fast(2);
+  options.backend = replay::BackendKind::Auto;  // picks MPI for `set profile = mpi`
+  replay::ReplayReport report = replay::replay(plan, options);
+  EXPECT_EQ(report.outcome, replay::Outcome::Confirmed) << replay::text_report(report);
+  EXPECT_TRUE(report.agrees);
+  EXPECT_GE(report.hang_detect_seconds, 2.0);
+  ASSERT_EQ(report.ranks.size(), 2u);
+  for (const auto& r : report.ranks) {
+    EXPECT_EQ(r.status, "hung (killed)");
+    EXPECT_EQ(r.threads[0].state, "in call");
+    EXPECT_EQ(w.calls[static_cast<size_t>(r.threads[0].call)].kind, model::OpKind::Register);
+  }
+  EXPECT_NE(report.backend.find("Open MPI"), std::string::npos) << report.backend;
+  EXPECT_EQ(leftovers(), std::vector<std::string>{});
+}
+
+TEST(MpiReplayRun, CorrectProgramWithThreadsCompletes) {
+  REQUIRE_MPI();
+  model::World w = model::load_world(source_dir() + "/examples/mpi_correct_program.cmc");
+  replay::ReplayReport report = replay::replay_mpi(replay::plan_for_scenario(w, {}), fast());
+  EXPECT_EQ(report.outcome, replay::Outcome::Completed) << replay::text_report(report);
+  EXPECT_TRUE(report.agrees);
+  for (const auto& r : report.ranks) {
+    EXPECT_EQ(r.status, "finished");
+    ASSERT_EQ(r.threads.size(), 2u);  // main and helper
+    for (const auto& t : r.threads) EXPECT_EQ(t.state, "finished");
+    EXPECT_FALSE(r.calls.empty());
+  }
+  EXPECT_EQ(leftovers(), std::vector<std::string>{});
+}
+
+TEST(MpiReplayRun, EarlyBroadcastIsADifferenceMpiAllows) {
+  REQUIRE_MPI();
+  model::World w = model::load_world(shared_dir() + "/calibration-mpi/mpi_bcast_cross_order_small.cmc");
+  replay::ReplayReport report = replay::replay_mpi(replay::plan_for_scenario(w, {}), fast());
+  EXPECT_TRUE(report.agrees) << replay::text_report(report);
+  const std::string text = replay::text_report(report);
+  EXPECT_NE(text.find("model assumes: mpi: broadcast and reduce are assumed to synchronize"), std::string::npos)
+      << text;
+  if (report.outcome == replay::Outcome::NotReproduced) {  // Open MPI 4.1: the one-int broadcasts go eagerly
+    EXPECT_TRUE(report.allowed_difference);
+    EXPECT_NE(text.find("MPI allows"), std::string::npos) << text;
+  } else {
+    EXPECT_EQ(report.outcome, replay::Outcome::Confirmed) << text;
+  }
+}
+
+TEST(MpiReplayRun, ARanksErrorIsACrashAndTheJobIsTornDown) {
+  REQUIRE_MPI();
+  const std::string path = temp_path(
+      "ranks 2\nset profile = mpi\ncomm A = all\nrank * {\n  alloc x 4KiB\n  free x\n  all_reduce A x count=4\n}\n",
+      ".cmc");
+  model::World w = model::load_world(path);
+  replay::ReplayReport report = replay::replay_mpi(replay::plan_for_scenario(w, {}), fast());
+  std::remove(path.c_str());
+  EXPECT_EQ(report.outcome, replay::Outcome::Crashed) << replay::text_report(report);
+  EXPECT_NE(report.summary.find("the buffer was freed"), std::string::npos) << report.summary;
+  EXPECT_EQ(leftovers(), std::vector<std::string>{});
+}
+
+}  // namespace
+}  // namespace collmc::testing
