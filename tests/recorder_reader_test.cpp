@@ -1,0 +1,258 @@
+// The recorder-trace reader: lines (errors with file:line:col, truncated tails, exact round trip) and the
+// Trace it builds (communicators matched across processes, buffers named, calls in order, states), checked
+// end to end on traces that the recorder wrote for a two-rank program on the fake NCCL.
+// Built only where the traces library is (the test binary links it).
+#if __has_include("collmc/traces/recorder_reader.h")
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collmc/traces/recorder_reader.h"
+#include "test_support.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using collmc::traces::CallKind;
+using collmc::traces::CallState;
+using collmc::traces::CommOrigin;
+using collmc::traces::emit_scenario;
+using collmc::traces::parse_recorder_file;
+using collmc::traces::read_recorder_buffers;
+using collmc::traces::read_recorder_traces;
+using collmc::traces::Trace;
+using collmc::traces::TraceInputError;
+using collmc::traces::write_recorder_file;
+
+const std::string kHeader =
+    R"({"ev":"process","format":"collmc-recorder","version":1,"pid":10,"ppid":1,"host":"h","exe":"/bin/x",)"
+    R"("t_mono_ns":1,"t_wall_ns":2,"env_rank":-1,"env_local_rank":-1,"env_world_size":-1})"
+    "\n";
+
+std::string enter(int seq, const std::string& call, const std::string& args = "", int tid = 10) {
+  return R"({"ev":"enter","seq":)" + std::to_string(seq) + R"(,"tid":)" + std::to_string(tid) +
+         R"(,"t_mono_ns":5,"t_wall_ns":6,"call":")" + call + "\"" + (args.empty() ? "" : "," + args) + "}\n";
+}
+std::string ret(int seq, const std::string& call, const std::string& outs = "", int result = 0, int tid = 10) {
+  return R"({"ev":"return","seq":)" + std::to_string(seq) + R"(,"tid":)" + std::to_string(tid) +
+         R"(,"t_mono_ns":7,"t_wall_ns":8,"call":")" + call + R"(","result":)" + std::to_string(result) +
+         (outs.empty() ? "" : "," + outs) + "}\n";
+}
+
+// The error a bad file gives: "file:line:col: message".
+std::string error_of(const std::string& text) {
+  try {
+    read_recorder_buffers({{"t.jsonl", text}});
+  } catch (const TraceInputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(RecorderReader, BadLinesSayWhereAndWhat) {
+  const std::string init = enter(1, "ncclCommInitRank", R"("uid":"0x1","rank":0,"nranks":1,"blocking":-1)");
+  EXPECT_EQ(error_of(""), "t.jsonl: the file holds no event: expected a recorder trace");
+  EXPECT_EQ(error_of(init), "t.jsonl:1:1: expected a \"process\" line first (a collmc recorder trace)");
+  EXPECT_EQ(error_of(kHeader + "\n" + init), "t.jsonl:2:1: expected a JSON object, found an empty line");
+  EXPECT_NE(error_of(kHeader + "{\"ev\":\"enter\",\"seq\":1,\n").find("t.jsonl:2:"), std::string::npos);
+  EXPECT_EQ(error_of(kHeader + R"({"ev":"enter","seq":1,"call":"x"})" + "\n"),
+            "t.jsonl:2:1: expected a \"tid\" member (an integer)");
+  EXPECT_EQ(error_of(kHeader + R"({"ev":"enter","seq":-1,"tid":1,"call":"x"})" + "\n"),
+            "t.jsonl:2:15: expected \"seq\" to be a non-negative integer");
+  EXPECT_EQ(error_of(kHeader + R"({"ev":"enter","seq":1,"tid":1,"call":{"a":1}})" + "\n"),
+            "t.jsonl:2:38: expected one flat JSON object per line (no arrays or nesting)");
+  EXPECT_EQ(error_of(kHeader + R"({"ev":"leave","seq":1,"tid":1,"call":"x"})" + "\n"),
+            "t.jsonl:2:2: expected \"ev\" to be \"process\", \"enter\" or \"return\"");
+  EXPECT_EQ(error_of(kHeader + ret(1, "ncclGroupStart")),
+            "t.jsonl:2:1: a return of seq 1 with no open entry before it");
+  EXPECT_EQ(error_of(kHeader + enter(1, "ncclGroupStart") + enter(1, "ncclGroupEnd")),
+            "t.jsonl:3:1: event seq 1 entered twice");
+  std::string v2 = kHeader;
+  v2.replace(v2.find("\"version\":1"), 11, "\"version\":2");
+  EXPECT_EQ(error_of(v2), "t.jsonl:1:44: this collmc reads recorder format version 1");
+  // A field the call needs, missing or of the wrong form.
+  EXPECT_EQ(error_of(kHeader + enter(1, "ncclCommInitRank", R"("rank":0,"nranks":1)")),
+            "t.jsonl:2:1: expected \"uid\" (a string)");
+  EXPECT_EQ(error_of(kHeader + init + ret(1, "ncclCommInitRank", R"("comm":"0xZZ")")),
+            "t.jsonl:3:1: expected \"comm\" to be a lowercase hex string \"0x...\"");
+  // Deep nesting is refused at once, not parsed.
+  EXPECT_NE(error_of(kHeader + std::string(100000, '[') + "\n").find("t.jsonl:2:1: expected one flat JSON object"),
+            std::string::npos);
+}
+
+TEST(RecorderReader, ACutLastLineIsAcceptedAndSaidSo) {
+  const std::string text =
+      kHeader + enter(1, "ncclCommInitRank", R"("uid":"0xab","rank":0,"nranks":2,"blocking":-1)") +
+      ret(1, "ncclCommInitRank", R"("comm":"0x100")") +
+      enter(
+          2, "ncclAllReduce",
+          R"("comm":"0x100","sendbuff":"0x0","recvbuff":"0x0","count":1,"dtype":"float32","op":"sum","stream":"0x0")") +
+      R"({"ev":"return","seq":2,"tid":10,"t_mo)";
+  auto file = parse_recorder_file("cut.jsonl", text);
+  EXPECT_TRUE(file.truncated_tail);
+  EXPECT_EQ(file.lines.size(), 4u);
+  Trace t = read_recorder_buffers({{"cut.jsonl", text}});
+  ASSERT_TRUE(t.ranks.count(0));
+  const auto& calls = t.ranks[0].threads.at(0).calls;
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[1].kind, CallKind::AllReduce);
+  EXPECT_EQ(calls[1].state, CallState::Started);  // its return was the cut line
+  bool said = false;
+  for (const auto& n : t.notes) said = said || n.find("cut.jsonl: the last line was cut short") != std::string::npos;
+  EXPECT_TRUE(said);
+  // A second rank that the communicator has but the traces do not: present = false, and a note.
+  EXPECT_EQ(t.world_size, 2);
+  EXPECT_FALSE(t.ranks.at(1).present);
+}
+
+TEST(RecorderReader, RoundTripIsByteForByte) {
+  const std::string text =
+      kHeader + enter(1, "ncclGroupStart", "", 11) + enter(2, "cudaMalloc", R"("size":4096)") +
+      ret(2, "cudaMalloc", R"("ptr":"0x7f0000001000")") + ret(1, "ncclGroupStart", "", 0, 11) +
+      enter(3, "ncclCommInitRankConfig", R"("uid":"0xfedcba9876543210","rank":3,"nranks":4,"blocking":0)") +
+      ret(3, "ncclCommInitRankConfig", R"("comm":"0x55d0c0de")", 7) +
+      R"({"ev":"process","format":"collmc-recorder","version":1,"pid":11,"ppid":10,"host":"a \"quoted\"\\name\t\u0001","exe":"","t_mono_ns":18446744073709551615,"t_wall_ns":0,"env_rank":0,"env_local_rank":-1,"env_world_size":2})"
+      "\n";
+  auto file = parse_recorder_file("rt.jsonl", text);
+  EXPECT_EQ(write_recorder_file(file), text);
+}
+
+// --- end to end: the recorder on a two-rank program (fake NCCL), read back, emitted, checked ----------
+
+#ifdef COLLMC_RECORDER_SO
+
+std::string fresh_dir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("collmc-recorder-reader-test-" + std::to_string(getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+// Records ranks 0 and 1 of the driver's program into one directory; returns the trace files.
+std::vector<std::string> record_two_ranks(const std::string& name, const std::string& order, bool with_rank_env) {
+  const std::string dir = fresh_dir(name);
+  for (int r = 0; r < 2; ++r) {
+    std::string out;
+    std::string env = "COLLMC_TRACE_DIR='" + dir + "' LD_PRELOAD='" + COLLMC_RECORDER_SO + "' ";
+    if (with_rank_env) env += "RANK=" + std::to_string(r) + " WORLD_SIZE=2 ";
+    EXPECT_EQ(collmc::testing::run_command(env + COLLMC_RECORD_DRIVER + " program " + std::to_string(r) + " 2 " + order,
+                                           &out),
+              0)
+        << out;
+  }
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files.size(), 2u);
+  return files;
+}
+
+TEST(RecorderReader, MatchesCommunicatorsAcrossProcessesAndNamesBuffers) {
+  Trace t = read_recorder_traces(record_two_ranks("same", "same", true));
+  EXPECT_EQ(t.format, "recorder");
+  EXPECT_EQ(t.world_size, 2);
+  // One init comm over both ranks and two splits of it, the same ids in both processes.
+  ASSERT_EQ(t.comms.size(), 3u);
+  const auto& world = t.comms[0];
+  EXPECT_EQ(world.origin, CommOrigin::Init);
+  EXPECT_EQ(world.id.rfind("uid:", 0), 0u);
+  EXPECT_EQ(world.label, "world");
+  EXPECT_EQ(world.size, 2);
+  EXPECT_EQ(world.members, (std::map<int, int>{{0, 0}, {1, 1}}));
+  for (int i = 1; i < 3; ++i) {
+    EXPECT_EQ(t.comms[i].origin, CommOrigin::Split);
+    EXPECT_EQ(t.comms[i].parent, world.id);
+    EXPECT_EQ(t.comms[i].split_color, 0);
+    EXPECT_EQ(t.comms[i].members.size(), 2u);
+  }
+  EXPECT_NE(t.comms[1].id, t.comms[2].id);  // two splits of one parent: told apart by their number
+  for (int r = 0; r < 2; ++r) {
+    const auto& rt = t.ranks.at(r);
+    ASSERT_TRUE(rt.present);
+    ASSERT_EQ(rt.threads.size(), 1u);
+    const auto& calls = rt.threads[0].calls;
+    std::vector<CallKind> kinds;
+    for (const auto& c : calls) kinds.push_back(c.kind);
+    const std::vector<CallKind> expected = {CallKind::CommInit,
+                                            CallKind::CommSplit,
+                                            CallKind::CommSplit,
+                                            CallKind::MemAlloc,
+                                            CallKind::WindowRegister,
+                                            CallKind::WindowRegister,
+                                            CallKind::AllReduce,
+                                            CallKind::StreamSync,
+                                            CallKind::CudaMalloc,
+                                            CallKind::GroupStart,
+                                            CallKind::Send,
+                                            CallKind::Recv,
+                                            CallKind::GroupEnd,
+                                            CallKind::AllGather,
+                                            CallKind::ReduceScatter,
+                                            CallKind::Broadcast,
+                                            CallKind::Reduce,
+                                            CallKind::AllToAll,
+                                            CallKind::LocalRegister,
+                                            CallKind::LocalDeregister,
+                                            CallKind::DeviceSync,
+                                            CallKind::CudaFree,
+                                            CallKind::WindowDeregister,
+                                            CallKind::WindowDeregister,
+                                            CallKind::MemFree,
+                                            CallKind::CommFinalize,
+                                            CallKind::CommDestroy,
+                                            CallKind::CommAbort,
+                                            CallKind::CommDestroy};
+    EXPECT_EQ(kinds, expected) << "rank " << r;
+    for (const auto& c : calls) EXPECT_EQ(c.state, CallState::Completed);
+    // The pool: allocated, registered on both split comms, all-reduced, deregistered and freed by one name.
+    const std::string pool = calls[3].buffer;
+    EXPECT_EQ(pool.rfind("buf_", 0), 0u);
+    EXPECT_EQ(calls[3].bytes, 1u << 20);
+    EXPECT_EQ(calls[4].buffer, pool);
+    EXPECT_EQ(calls[4].comm, t.comms[1].id);
+    EXPECT_TRUE(calls[4].symmetric);
+    EXPECT_EQ(calls[5].comm, t.comms[2].id);
+    EXPECT_EQ(calls[6].buffer, pool);
+    EXPECT_EQ(calls[6].dtype, "bfloat16");
+    EXPECT_EQ(calls[6].redop, "sum");
+    EXPECT_EQ(calls[6].count, 1024u);
+    EXPECT_EQ(calls[6].stream, "stream1");
+    EXPECT_EQ(calls[7].stream, "stream1");  // the sync names the same stream
+    EXPECT_EQ(calls[22].buffer, pool);
+    EXPECT_EQ(calls[24].buffer, pool);
+    // Peers and roots are world ranks.
+    EXPECT_EQ(calls[10].peer, 1 - r);
+    EXPECT_EQ(calls[11].peer, 1 - r);
+    EXPECT_EQ(calls[15].root, 0);
+    EXPECT_EQ(calls[21].buffer, calls[8].buffer);  // cudaFree of what cudaMalloc gave
+  }
+}
+
+TEST(RecorderReader, WorldRanksComeFromTheWorldCommunicatorWithoutRankEnv) {
+  Trace t = read_recorder_traces(record_two_ranks("noenv", "same", false));
+  EXPECT_EQ(t.world_size, 2);
+  EXPECT_EQ(t.comms.at(0).members, (std::map<int, int>{{0, 0}, {1, 1}}));
+  bool said = false;
+  for (const auto& n : t.notes)
+    said = said || n.find("world ranks taken from the ranks in communicator") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(RecorderReader, RecordedProgramsCheckAsWhatTheyDo) {
+  // The same registration order on both ranks is safe; opposite orders on two communicators deadlock.
+  const std::string same = emit_scenario(read_recorder_traces(record_two_ranks("check-same", "same", true)));
+  EXPECT_EQ(collmc::testing::verdict_str(same), "safe") << same;
+  const std::string opposite =
+      emit_scenario(read_recorder_traces(record_two_ranks("check-opposite", "opposite", true)));
+  EXPECT_EQ(collmc::testing::verdict_str(opposite), "deadlock") << opposite;
+}
+
+#endif  // COLLMC_RECORDER_SO
+
+}  // namespace
+
+#endif  // __has_include

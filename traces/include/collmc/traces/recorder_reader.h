@@ -1,0 +1,40 @@
+// The collmc recorder's traces (docs/TRACES.md, "Recorder format"): one JSON-lines file per process,
+// written by libcollmc_record.so. This header gives the line level (parse, and write back byte for byte)
+// and the in-memory variant of read_recorder_traces (trace.h), which turns the files into a Trace.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collmc/traces/trace.h"
+
+namespace collmc::traces {
+
+struct RecorderLine {
+  int line = 0;                  // 1-based line number in its file
+  nlohmann::ordered_json event;  // the object as written, members in file order
+};
+
+struct RecorderFile {
+  std::string name;
+  std::vector<RecorderLine> lines;  // every complete line, in file order ("process" lines included)
+  // The last line was cut short (no newline and not a whole object: the process died while writing it).
+  // It is left out of `lines`.
+  bool truncated_tail = false;
+};
+
+// The lines of one file. Throws TraceInputError (file:line:col, what was expected) for a line that is not
+// a flat JSON object with the fields its event kind needs, for a file that does not start with a
+// "process" line, and for an empty file.
+RecorderFile parse_recorder_file(const std::string& name, const std::string& text);
+
+// The lines back as text, as the recorder writes them: for a file the recorder wrote,
+// write_recorder_file(parse_recorder_file(name, text)) == text (less a truncated tail).
+std::string write_recorder_file(const RecorderFile& file);
+
+// read_recorder_traces on files already in memory: {name, bytes} per file.
+Trace read_recorder_buffers(const std::vector<std::pair<std::string, std::string>>& files);
+
+}  // namespace collmc::traces
