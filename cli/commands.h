@@ -10,5 +10,6 @@ int cmd_test(const std::vector<std::string>& args);
 int cmd_replay(const std::vector<std::string>& args);
 int cmd_gen(const std::vector<std::string>& args);
 int cmd_trace(const std::vector<std::string>& args);
+int cmd_record(const std::vector<std::string>& args);
 
 }  // namespace collmc::cli

@@ -23,6 +23,7 @@ void usage(std::ostream& out) {
          "       collmc gen hook-fanout --ranks W --comms K [--sorted] [-o FILE]\n"
          "       collmc replay --calibrate DIR... [--hang-after S] [--table OUT.md]\n"
          "       collmc trace import PATH... -o FILE.cmc [--format auto|recorder|flight-recorder|nccl-log]\n"
+         "       collmc record [--out DIR] -- PROGRAM ARGS...   (exits as PROGRAM did)\n"
          "exit: 0 safe, 1 violation, 2 bad input, 3 inconclusive\n";
 }
 
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
         {"replay", cmd_replay},
         {"gen", cmd_gen},
         {"trace", cmd_trace},
+        {"record", cmd_record},
     };
     if (auto it = commands.find(cmd); it != commands.end()) return it->second(args);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
