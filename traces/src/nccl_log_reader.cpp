@@ -164,14 +164,15 @@ class LogReader {
     std::string s = v.text;
     if (!s.empty() && s.back() == '-') s.pop_back();  // "key 0- Init START"
     if (base == 16 && (s.starts_with("0x") || s.starts_with("0X"))) s = s.substr(2);
-    bool ok = !s.empty() && s.size() <= 18;
+    bool ok = !s.empty() && s.size() <= (base == 16 ? 16u : 18u);
     size_t i = (base == 10 && !s.empty() && s[0] == '-') ? 1 : 0;
     if (i == s.size()) ok = false;
     for (; ok && i < s.size(); ++i)
       ok = base == 16 ? std::isxdigit(static_cast<unsigned char>(s[i])) != 0
                       : std::isdigit(static_cast<unsigned char>(s[i])) != 0;
     if (!ok) fail(w, v.column, std::string("expected a number after '") + key + "', got '" + v.text + "'");
-    return std::stoll(s, nullptr, base);
+    // Hex values are unsigned 64-bit (opCount is %lx); decimal ones fit in 18 digits.
+    return base == 16 ? static_cast<int64_t>(std::stoull(s, nullptr, 16)) : std::stoll(s, nullptr, 10);
   }
 
   std::string pointer(const std::vector<Token>& t, const char* key, const Where& w) const {
@@ -394,12 +395,36 @@ class LogReader {
         c.members[p.global_rank] = seen.rank;
       }
     }
+    // Members with no log lines: the ranks that left no log stand in for them, else added ranks with
+    // an empty program, so the check still sees a member that never made the call.
+    std::set<int> taken;
+    for (const auto& p : processes_) taken.insert(p.global_rank);
+    std::vector<int> absent;
+    for (int r = 0; r < world_; ++r)
+      if (!taken.count(r)) absent.push_back(r);
+    int added = world_;
     for (auto& c : trace_.comms) {
       c.label = label(c);
-      if (static_cast<int>(c.members.size()) < c.size)
-        trace_.notes.push_back("communicator " + c.label + ": " + std::to_string(c.members.size()) + " of its " +
-                               std::to_string(c.size) + " members have log lines; the others are left out");
+      int need = c.size - static_cast<int>(c.members.size());
+      if (need <= 0) continue;
+      std::vector<int> standing_in;
+      for (int a : absent)
+        if (need > 0 && !c.members.count(a)) {
+          c.members[a] = -1;  // its rank in the comm is unknown
+          standing_in.push_back(a);
+          --need;
+        }
+      for (; need > 0; --need) {
+        if (added >= kMaxRanks) throw TraceInputError(files_.front(), 0, 0, 0, "more than 65536 ranks");
+        c.members[added] = -1;
+        standing_in.push_back(added++);
+      }
+      trace_.notes.push_back("communicator " + c.label + ": " + std::to_string(c.size - standing_in.size()) +
+                             " of its " + std::to_string(c.size) + " members have log lines; " +
+                             (standing_in.size() == 1 ? "rank " : "ranks ") + rank_list(standing_in) +
+                             " stand(s) for the others, with no calls");
     }
+    world_ = added;
     comm_index_ = std::move(index);
   }
 

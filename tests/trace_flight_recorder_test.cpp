@@ -1,0 +1,129 @@
+// Flight Recorder dumps become scenarios whose check agrees with what happened: the rank that skipped
+// a collective shows as missing and the check finds the hang; same-order groups are safe.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "collmc/traces/import.h"
+#include "collmc/traces/trace.h"
+#include "test_support.h"
+
+namespace collmc::testing {
+namespace {
+
+using namespace collmc::traces;
+
+std::string fixture(const std::string& name) { return source_dir() + "/tests/fixtures/traces/synthetic/" + name; }
+
+bool contains(const std::vector<std::string>& lines, const std::string& text) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(text) != std::string::npos; });
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += l + "\n";
+  return s;
+}
+
+TEST(TraceFlightRecorder, ARankThatSkippedACollectiveIsMissingAndTheCheckFindsTheHang) {
+  Trace t = import_traces({fixture("fr_hang")}, TraceFormat::Auto);
+  EXPECT_EQ(t.format, "flight-recorder");
+  EXPECT_EQ(t.world_size, 2);
+  ASSERT_EQ(t.comms.size(), 1u);
+  EXPECT_EQ(t.comms[0].label, "pg 0 (default_pg)");
+  EXPECT_EQ(t.comms[0].members, (std::map<int, int>{{0, 0}, {1, 1}}));
+  const auto& calls0 = t.ranks.at(0).threads.at(0).calls;
+  ASSERT_EQ(calls0.size(), 2u);
+  EXPECT_EQ(calls0[0].state, CallState::Completed);
+  EXPECT_EQ(calls0[1].state, CallState::Started);
+  EXPECT_EQ(calls0[1].kind, CallKind::AllReduce);
+  EXPECT_EQ(calls0[1].count, 1024u);
+  EXPECT_EQ(calls0[1].dtype, "float32");
+  auto summary = summarize(t);
+  EXPECT_TRUE(contains(summary, "collective #2 on pg 0 (default_pg)")) << joined(summary);
+  EXPECT_TRUE(contains(summary, "rank 0 entered, rank 1 never did")) << joined(summary);
+  EXPECT_TRUE(contains(summary, "rank 0 stopped in all_reduce")) << joined(summary);
+  std::string scenario = emit_scenario(t);
+  EXPECT_NE(scenario.find("rank 0 stopped here"), std::string::npos) << scenario;
+  EXPECT_EQ(verdict_str(scenario), "deadlock") << scenario;
+}
+
+TEST(TraceFlightRecorder, OppositeOrderOnTwoGroupsIsADeadlockSameOrderIsSafe) {
+  Trace opposite = import_traces({fixture("fr_opposite")}, TraceFormat::FlightRecorder);
+  EXPECT_EQ(opposite.comms.size(), 3u);
+  EXPECT_EQ(verdict_str(emit_scenario(opposite)), "deadlock");
+  // The JSON dumps of the same groups in one order, with a barrier on the default group.
+  Trace same = import_traces({fixture("fr_same_json/fr_0.json"), fixture("fr_same_json/fr_1.json")}, TraceFormat::Auto);
+  EXPECT_EQ(same.ranks.at(1).threads.at(0).calls.at(2).kind, CallKind::Barrier);
+  std::string scenario = emit_scenario(same);
+  EXPECT_EQ(verdict_str(scenario), "safe") << scenario;
+  // Each process group runs on its own stream, as ProcessGroupNCCL does.
+  EXPECT_NE(scenario.find("on pg_1"), std::string::npos);
+  EXPECT_NE(scenario.find("on pg_2"), std::string::npos);
+}
+
+TEST(TraceFlightRecorder, ADroppedRingBufferAndAMissingDumpAreSaidAndLinedUp) {
+  Trace t = import_traces({fixture("fr_ring")}, TraceFormat::Auto);
+  EXPECT_EQ(t.world_size, 3);  // pg_config names rank 2, which left no dump
+  EXPECT_FALSE(t.ranks.at(2).present);
+  ASSERT_FALSE(t.ranks.at(0).notes.empty());
+  EXPECT_NE(t.ranks.at(0).notes[0].find("dropped the 2 oldest entries"), std::string::npos);
+  std::string notes = joined(t.notes);
+  EXPECT_NE(notes.find("before #3 are left out on every rank"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("rank 2 has no Flight Recorder dump"), std::string::npos) << notes;
+  // Both remaining ranks start at collective #3.
+  EXPECT_EQ(t.ranks.at(0).threads.at(0).calls.size(), 2u);
+  EXPECT_EQ(t.ranks.at(1).threads.at(0).calls.size(), 2u);
+  EXPECT_TRUE(contains(summarize(t), "rank 2 left no trace"));
+  // Rank 2's peers wait for it: the check reports the hang it would have caused.
+  EXPECT_EQ(verdict_str(emit_scenario(t)), "deadlock");
+}
+
+TEST(TraceFlightRecorder, CoalescedSendRecvBecomeOneGroup) {
+  Trace t = import_traces({fixture("fr_p2p")}, TraceFormat::Auto);
+  const auto& calls = t.ranks.at(1).threads.at(0).calls;
+  ASSERT_EQ(calls.size(), 5u);
+  EXPECT_EQ(calls[0].kind, CallKind::GroupStart);
+  EXPECT_EQ(calls[1].kind, CallKind::Send);
+  EXPECT_EQ(calls[1].peer, 0);
+  EXPECT_EQ(calls[2].kind, CallKind::Recv);
+  EXPECT_EQ(calls[3].kind, CallKind::GroupEnd);
+  EXPECT_EQ(calls[4].dtype, "bfloat16");
+  std::string scenario = emit_scenario(t);
+  EXPECT_NE(scenario.find("group {"), std::string::npos);
+  EXPECT_EQ(verdict_str(scenario), "safe") << scenario;
+}
+
+TEST(TraceFlightRecorder, BadDumpsNameTheFieldThatIsWrong) {
+  auto error_of = [](const std::string& text) -> std::string {
+    try {
+      read_flight_recorder_buffer("d.json", text);
+    } catch (const TraceInputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error_of(R"({"version": "3.0"})").find("version \"3.0\""), std::string::npos);
+  EXPECT_NE(error_of(R"({"pg_config": {}})").find("version: missing"), std::string::npos);
+  EXPECT_NE(error_of("{\"version\": \"2.10\",\n \"entries\": [}").find("d.json:2:"), std::string::npos);
+  const std::string cfg = R"("version": "2.10", "pg_config": {"0": {"name": "0", "desc": "d", "ranks": "[0, 1]"}})";
+  EXPECT_NE(error_of("{" + cfg + R"(, "entries": [{"record_id": 0}]})").find("entries[0].profiling_name"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of("{" + cfg +
+               R"(, "entries": [{"record_id": 0, "profiling_name": "nccl:all_reduce", "process_group": ["7", "x"]}]})")
+          .find("'7' is not in pg_config"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of("{" + cfg +
+               R"(, "entries": [{"record_id": 0, "profiling_name": "nccl:send 0->5", "process_group": ["0", "d"]}]})")
+          .find("a group rank is outside"),
+      std::string::npos);
+  EXPECT_NE(error_of(R"({"version": "2.10", "pg_config": {"0": {"ranks": "[0, x]"}}})").find("expected a rank number"),
+            std::string::npos);
+  EXPECT_NE(error_of("hello").find("not a Flight Recorder dump"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace collmc::testing

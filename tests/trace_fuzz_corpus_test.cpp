@@ -1,0 +1,76 @@
+// Every file of the kept fuzz corpora (fuzz/corpus/<target>/) goes through its importer: either a
+// trace whose scenario parses, or a TraceInputError; never a crash or another exception. Under the
+// ASan+UBSan build of scripts/test.sh this replays the fuzzing in CI.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "collmc/model/parser.h"
+#include "collmc/traces/pickle.h"
+#include "collmc/traces/trace.h"
+#include "test_support.h"
+
+namespace collmc::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using traces::TraceInputError;
+
+std::vector<std::pair<std::string, std::string>> corpus(const std::string& target) {
+  std::vector<std::pair<std::string, std::string>> out;
+  fs::path dir = fs::path(source_dir()) / "fuzz" / "corpus" / target;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::ifstream in(e.path(), std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    out.emplace_back(e.path().filename().string(), s.str());
+  }
+  return out;
+}
+
+// Runs `read` on every corpus file; returns how many gave a trace (the rest gave TraceInputError).
+template <typename Read>
+size_t replay(const std::string& target, Read read) {
+  auto files = corpus(target);
+  EXPECT_FALSE(files.empty()) << target;
+  size_t accepted = 0;
+  for (const auto& [name, bytes] : files) {
+    try {
+      if (read(bytes)) ++accepted;
+    } catch (const TraceInputError&) {
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << target << "/" << name << ": " << e.what();
+    }
+  }
+  return accepted;
+}
+
+bool scenario_parses(const traces::Trace& t) {
+  std::string text = traces::emit_scenario(t);
+  (void)traces::summarize(t);
+  model::parse_string(text, "<emitted>");  // an InputError here fails the test through `replay`
+  return true;
+}
+
+TEST(TraceFuzzCorpus, PickleDecoder) {
+  EXPECT_GT(replay("pickle", [](const std::string& b) { return !traces::decode_pickle("c", b).is_discarded(); }), 0u);
+}
+
+TEST(TraceFuzzCorpus, FlightRecorderReader) {
+  EXPECT_GT(replay("flight_recorder",
+                   [](const std::string& b) {
+                     return scenario_parses(traces::read_flight_recorder_buffer("nccl_trace_rank_0", b));
+                   }),
+            0u);
+}
+
+TEST(TraceFuzzCorpus, NcclLogReader) {
+  EXPECT_GT(replay("nccl_log",
+                   [](const std::string& b) { return scenario_parses(traces::read_nccl_log_buffer("nccl.log", b)); }),
+            0u);
+}
+
+}  // namespace
+}  // namespace collmc::testing

@@ -1,0 +1,120 @@
+// NCCL debug logs (INIT and COLL lines of NCCL 2.28) become scenarios: communicators matched by commId
+// across processes, splits by parent/splitCount/color, one group per shared opCount, and bad lines
+// reported with file:line:column.
+#include <gtest/gtest.h>
+
+#include "collmc/traces/import.h"
+#include "collmc/traces/trace.h"
+#include "test_support.h"
+
+namespace collmc::testing {
+namespace {
+
+using namespace collmc::traces;
+
+std::string fixture(const std::string& name) { return source_dir() + "/tests/fixtures/traces/synthetic/" + name; }
+
+std::string error_of(const std::string& text) {
+  try {
+    read_nccl_log_buffer("n.log", text);
+  } catch (const TraceInputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const std::string kInit0 =
+    "h:10:10 [0] NCCL INFO ncclCommInitRank comm 0xa0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId 0xfeed - "
+    "Init COMPLETE\n";
+const std::string kInit1 =
+    "h:11:11 [1] NCCL INFO ncclCommInitRank comm 0xa1 rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 2000 commId 0xfeed - "
+    "Init COMPLETE\n";
+
+TEST(TraceNcclLog, OneFilePerRankAndTheMissingCollective) {
+  Trace t = import_traces({fixture("nccl_hang")}, TraceFormat::Auto);
+  EXPECT_EQ(t.format, "nccl-log");
+  EXPECT_EQ(t.world_size, 2);
+  ASSERT_EQ(t.comms.size(), 1u);
+  EXPECT_EQ(t.comms[0].id, "commid:9f3b2a1c44e0d1b7");
+  EXPECT_EQ(t.comms[0].origin, CommOrigin::Init);
+  const auto& calls = t.ranks.at(0).threads.at(0).calls;
+  ASSERT_EQ(calls.size(), 3u);  // init, two all-reduces
+  EXPECT_EQ(calls[0].kind, CallKind::CommInit);
+  EXPECT_EQ(calls[0].state, CallState::Completed);  // START then COMPLETE
+  EXPECT_EQ(calls[1].count, 1048576u);
+  EXPECT_EQ(calls[1].dtype, "float32");  // ncclFloat32 = 7
+  EXPECT_EQ(calls[1].redop, "sum");
+  auto summary = summarize(t);
+  std::string s;
+  for (const auto& l : summary) s += l + "\n";
+  EXPECT_NE(s.find("collective #2 on commId 0x9f3b2a1c44e0d1b7"), std::string::npos) << s;
+  EXPECT_NE(s.find("rank 0 entered, rank 1 never did"), std::string::npos) << s;
+  EXPECT_EQ(verdict_str(emit_scenario(t)), "deadlock");
+}
+
+TEST(TraceNcclLog, InterleavedLogWithSplitGroupAndRoot) {
+  Trace t = import_traces({fixture("nccl_split_interleaved/nccl_all.log")}, TraceFormat::Auto);
+  ASSERT_EQ(t.comms.size(), 2u);
+  EXPECT_EQ(t.comms[1].origin, CommOrigin::Split);
+  EXPECT_EQ(t.comms[1].parent, "commid:1234abcd");
+  EXPECT_EQ(t.comms[1].split_color, 0);
+  const auto& calls = t.ranks.at(1).threads.at(0).calls;
+  // init, split, all_reduce, group{send, recv}, broadcast, destroy
+  ASSERT_EQ(calls.size(), 9u);
+  EXPECT_EQ(calls[1].kind, CallKind::CommSplit);
+  EXPECT_EQ(calls[1].child_comm, t.comms[1].id);
+  EXPECT_EQ(calls[3].kind, CallKind::GroupStart);
+  EXPECT_EQ(calls[4].peer, 0);
+  EXPECT_EQ(calls[7].root, 1);
+  EXPECT_EQ(calls[8].kind, CallKind::CommDestroy);
+  std::string scenario = emit_scenario(t);
+  EXPECT_NE(scenario.find("split commId_0x1234abcd -> split_of_commId_0x1234abcd_color_0"), std::string::npos)
+      << scenario;
+  EXPECT_EQ(verdict_str(scenario), "safe") << scenario;
+}
+
+TEST(TraceNcclLog, AnInitThatNeverCompletedIsWhereTheRankStopped) {
+  std::string log = kInit0 + kInit1 +
+                    "h:10:10 [0] NCCL INFO ncclCommInitRank comm 0xb0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId "
+                    "1000 commId 0xbeef - Init START\n";
+  Trace t = read_nccl_log_buffer("n.log", log);
+  const auto& calls = t.ranks.at(0).threads.at(0).calls;
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[1].state, CallState::Started);
+  // Rank 1 never joined commId 0xbeef: only rank 0 is a known member, and it waits there.
+  std::string s;
+  for (const auto& l : summarize(t)) s += l + "\n";
+  for (const auto& l : t.notes) s += l + "\n";
+  EXPECT_NE(s.find("rank 0 stopped in init"), std::string::npos) << s;
+  // Rank 1 is in both comms already, so a rank with no calls is added to stand for the unknown member:
+  // the check then shows rank 0 waiting in the init.
+  EXPECT_NE(s.find("1 of its 2 members have log lines; rank 2 stand(s) for the others"), std::string::npos) << s;
+  EXPECT_EQ(t.world_size, 3);
+  EXPECT_EQ(verdict_str(emit_scenario(t)), "deadlock");
+}
+
+TEST(TraceNcclLog, BadLinesPointAtFileLineAndColumn) {
+  std::string e = error_of(kInit0 +
+                           "h:10:10 [0] NCCL INFO AllReduce: opCount zz sendbuff 0x1 recvbuff 0x1 count 4 "
+                           "datatype 7 op 0 root 0 comm 0xa0 [nranks=2] stream 0x0\n");
+  EXPECT_NE(e.find("n.log:2:"), std::string::npos) << e;
+  EXPECT_NE(e.find("expected a number after 'opCount'"), std::string::npos) << e;
+  e = error_of(kInit0 +
+               "h:10:10 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x1 count 4 datatype 7 "
+               "op 0 root 0 [nranks=2]\n");
+  EXPECT_NE(e.find("expected 'comm 0x<pointer>'"), std::string::npos) << e;
+  e = error_of(
+      "h:1:1 [0] NCCL INFO ncclCommInitRank comm 0xa0 rank 5 nranks 2 cudaDev 0 busId 1 commId 0x1 - Init "
+      "START\n");
+  EXPECT_NE(e.find("rank 5 of nranks 2"), std::string::npos) << e;
+  e = error_of("just some program output\nno nccl here\n");
+  EXPECT_NE(e.find("no NCCL INFO init or collective lines"), std::string::npos) << e;
+  // Two processes claiming the same world rank.
+  e = error_of(kInit0 +
+               "h:12:12 [0] NCCL INFO ncclCommInitRank comm 0xa0 rank 0 nranks 2 cudaDev 0 busId 1 commId "
+               "0xfeed - Init COMPLETE\n");
+  EXPECT_NE(e.find("are both rank 0"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace collmc::testing
