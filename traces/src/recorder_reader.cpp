@@ -20,6 +20,8 @@ using Json = nlohmann::ordered_json;
 constexpr uint64_t kFormatVersion = 1;
 constexpr int64_t kNcclInProgress = 7;
 constexpr int64_t kSplitNoColor = -1;
+// More ranks than a scenario is checked with: a trace that claims them is refused, not emitted.
+constexpr int64_t kMaxWorld = 4096;
 
 // ---------------------------------------------------------------------------------------------------
 // Lines
@@ -541,6 +543,10 @@ class Assembler {
     const std::vector<size_t> procs = ranked_processes();
     if (procs.empty())
       throw TraceInputError(files_.front().name, 0, 0, 0, "no process in these traces made an NCCL call");
+    if (static_cast<int64_t>(procs.size()) > kMaxWorld)
+      throw TraceInputError(files_.front().name, 0, 0, 0,
+                            std::to_string(procs.size()) + " processes: more than the " + std::to_string(kMaxWorld) +
+                                " ranks a scenario can have");
     world_size_ = static_cast<int>(procs.size());
     std::set<int64_t> env_ranks;
     int64_t env_world = -1;
@@ -551,14 +557,14 @@ class Assembler {
       const int64_t w = h.contains("env_world_size") && h["env_world_size"].is_number_integer()
                             ? h["env_world_size"].get<int64_t>()
                             : -1;
-      if (r < 0 || r >= (1 << 20) || !env_ranks.insert(r).second) env_ok = false;
+      if (r < 0 || r >= kMaxWorld || !env_ranks.insert(r).second) env_ok = false;
       if (w > 0) env_world = std::max(env_world, w);
     }
     if (env_ok) {
       for (size_t p : procs)
         processes_[p].world_rank = static_cast<int>(processes_[p].header->event["env_rank"].get<int64_t>());
       const int64_t top = *env_ranks.rbegin() + 1;
-      world_size_ = static_cast<int>(std::max<int64_t>(top, std::max<int64_t>(env_world, world_size_)));
+      world_size_ = static_cast<int>(std::min(kMaxWorld, std::max({top, env_world, int64_t{world_size_}})));
       return;
     }
     // The largest init communicator whose members are exactly these processes, with distinct ranks.
@@ -579,7 +585,11 @@ class Assembler {
         processes_[m.process].world_rank = static_cast<int>(m.comm_rank);
         size = std::max({size, m.comm_rank + 1, m.nranks});
       }
-      world_size_ = static_cast<int>(std::min<int64_t>(size, 1 << 20));
+      if (size > kMaxWorld)
+        throw TraceInputError(files_.front().name, 0, 0, 0,
+                              "communicator " + best->comm.id + " has " + std::to_string(size) +
+                                  " ranks: more than the " + std::to_string(kMaxWorld) + " a scenario can have");
+      world_size_ = static_cast<int>(size);
       notes_.push_back("world ranks taken from the ranks in communicator " + best->comm.id);
       return;
     }
@@ -630,8 +640,7 @@ class Assembler {
         world_of[c.id][m.comm_rank] = w;
         size = std::max(size, m.nranks);
       }
-      c.size =
-          static_cast<int>(std::min<int64_t>(std::max<int64_t>(size, static_cast<int64_t>(c.members.size())), 1 << 20));
+      c.size = static_cast<int>(std::min(kMaxWorld, std::max<int64_t>(size, static_cast<int64_t>(c.members.size()))));
       if (static_cast<size_t>(c.size) > c.members.size())
         notes_.push_back("communicator " + c.id + " has " + std::to_string(c.size) + " ranks; the traces hold " +
                          std::to_string(c.members.size()) + " of them");
