@@ -6,6 +6,7 @@
 #include "collmc/model/world.h"
 #include "collmc/replay/plan.h"
 #include "collmc/replay/replay.h"
+#include "cmd_shrink.h"
 #include "commands.h"
 
 namespace collmc::cli {
@@ -20,6 +21,7 @@ int cmd_replay(const std::vector<std::string>& args) {
       "calibrate", "replay every scenario under the given directories and print the agreement table")(
       "table", po::value<std::string>(), "with --calibrate: also write the table (Markdown) to OUT")(
       "backend", po::value<std::string>(), "nccl (GPUs) or mpi (mpirun on CPUs); default: by the scenario's profile")(
+      "shrink", "more ranks than GPUs: shrink the scenario to as many ranks first (collmc shrink)")(
       "input", po::value<std::vector<std::string>>(), "result or scenario");
   const auto [vm, inputs] =
       parse_with_positional(args, d, "input", "replay needs a result (.json) or a scenario (.cmc)");
@@ -45,9 +47,11 @@ int cmd_replay(const std::vector<std::string>& args) {
   replay::ReplayPlan plan;
   const std::string& input = inputs.front();
   if (input.size() > 5 && input.substr(input.size() - 5) == ".json") {
+    if (vm.count("shrink")) throw po::error("--shrink takes a scenario (.cmc), not a result");
     plan = replay::plan_from_json(input, world);
   } else {
     world = model::load_world(input);
+    if (vm.count("shrink")) world = shrink_for_replay(input, std::move(world), search);
     plan = replay::plan_for_scenario(world, search);
   }
   plan.world = &world;

@@ -9,6 +9,7 @@ int cmd_check(const std::vector<std::string>& args);
 int cmd_test(const std::vector<std::string>& args);
 int cmd_replay(const std::vector<std::string>& args);
 int cmd_gen(const std::vector<std::string>& args);
+int cmd_shrink(const std::vector<std::string>& args);
 int cmd_trace(const std::vector<std::string>& args);
 int cmd_record(const std::vector<std::string>& args);
 

@@ -14,7 +14,7 @@ void usage(std::ostream& out) {
          "                          [--no-reduction] [--max-states N] [--time-limit S] [--max-memory MiB]\n"
          "                          [--quiet] [--expect]\n"
          "       collmc test PATH... [--max-states N] [--time-limit S] [--max-memory MiB]\n"
-         "       collmc replay RESULT.json|FILE.cmc [--hang-after S] [--json OUT]\n"
+         "       collmc replay RESULT.json|FILE.cmc [--hang-after S] [--json OUT] [--shrink]\n"
          "       collmc gen ring --comms N [--agreed] [--profile mpi] [-o FILE]\n"
          "       collmc gen megatron --world W [--tp N --cp N --pp N --ep N --etp N] [--dist-opt-instances N]\n"
          "                  [--ubr-groups dense,expert,outer,dense-ag] [--order list|per-rank|sorted]\n"
@@ -22,6 +22,7 @@ void usage(std::ostream& out) {
          "       collmc gen pytorch-pool --ranks W --groups SPEC... [--order ...] [--late-segments ...] [-o FILE]\n"
          "       collmc gen hook-fanout --ranks W --comms K [--sorted] [-o FILE]\n"
          "       collmc replay --calibrate DIR... [--hang-after S] [--table OUT.md]\n"
+         "       collmc shrink FILE.cmc -o SMALL.cmc [--max-ranks N] [--time-limit S] [--max-states N]\n"
          "       collmc trace import PATH... -o FILE.cmc [--format auto|recorder|flight-recorder|nccl-log]\n"
          "       collmc record [--out DIR] -- PROGRAM ARGS...   (exits as PROGRAM did)\n"
          "exit: 0 safe, 1 violation, 2 bad input, 3 inconclusive\n";
@@ -42,6 +43,7 @@ int main(int argc, char** argv) {
         {"test", cmd_test},
         {"replay", cmd_replay},
         {"gen", cmd_gen},
+        {"shrink", cmd_shrink},
         {"trace", cmd_trace},
         {"record", cmd_record},
     };

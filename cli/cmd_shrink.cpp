@@ -1,0 +1,93 @@
+// collmc shrink: the smallest scenario found that still ends in the same kind of violation.
+#include "cmd_shrink.h"
+
+#include <filesystem>
+#include <iostream>
+#include <stdexcept>
+
+#include "cli_common.h"
+#include "collmc/model/world.h"
+#include "collmc/replay/replay.h"
+#include "collmc/shrink/shrink.h"
+#include "commands.h"
+
+namespace collmc::cli {
+
+namespace {
+
+shrink::ShrinkOptions options_for(const checker::SearchOptions& search) {
+  shrink::ShrinkOptions options;
+  options.search = search;
+  // --time-limit bounds the whole shrink; each check gets what is left of it.
+  options.time_limit_s = search.time_limit_s;
+  options.search.time_limit_s = 0;
+  return options;
+}
+
+}  // namespace
+
+model::World shrink_for_replay(const std::string& input, model::World world, const checker::SearchOptions& search) {
+  if (world.knobs.profile != model::Profile::Nccl) return world;
+  int gpus = 0;
+  replay::nccl_environment(&gpus);
+  if (gpus < 1 || world.ranks <= gpus) return world;  // nothing to do, or the replay says why it cannot run
+  shrink::ShrinkOptions options = options_for(search);
+  options.max_ranks = gpus;
+  options.source_name = input;
+  options.output_name = std::filesystem::path(input).stem().string() + ".shrunk.cmc";
+  const auto result = shrink::shrink(world, options);
+  if (result.outcome != shrink::Outcome::Shrunk)
+    throw std::runtime_error(input + " has " + std::to_string(world.ranks) + " ranks and this machine " +
+                             std::to_string(gpus) + " GPU(s), and there is no violation to shrink (its check is " +
+                             std::string(model::verdict_name(result.verdict)) + ")");
+  if (!result.reached_max_ranks)
+    throw std::runtime_error("no failing scenario of at most " + std::to_string(gpus) +
+                             " ranks (the GPUs here) found in " + input + "; the smallest has " +
+                             std::to_string(result.stats.after.ranks));
+  write_file(options.output_name, result.text);
+  std::cout << "shrunk " << input << " from " << world.ranks << " to " << result.stats.after.ranks
+            << " ranks to fit the " << gpus << " GPU(s) here; replaying " << options.output_name << "\n"
+            << shrink::stats_text(result.stats);
+  return model::load_world(options.output_name);
+}
+
+int cmd_shrink(const std::vector<std::string>& args) {
+  po::options_description d = search_options();
+  d.add_options()("output,o", po::value<std::string>(), "write the shrunk scenario to OUT (required)")(
+      "max-ranks", po::value<int>()->default_value(0),
+      "aim at N ranks or fewer (the GPUs at hand); exit 1 if no such scenario was found")(
+      "input", po::value<std::vector<std::string>>(), "scenario");
+  const auto [vm, inputs] = parse_with_positional(args, d, "input", "shrink needs a scenario (.cmc)");
+  if (inputs.size() != 1) throw po::error("shrink takes one scenario");
+  if (!vm.count("output")) throw po::error("shrink needs -o OUT for the shrunk scenario");
+  shrink::ShrinkOptions options = options_for(to_search(vm));
+  options.max_ranks = vm["max-ranks"].as<int>();
+  if (options.max_ranks < 0) throw po::error("--max-ranks must be at least 1");
+  options.source_name = inputs.front();
+  options.output_name = vm["output"].as<std::string>();
+  const model::World world = model::load_world(inputs.front());
+  const auto result = shrink::shrink(world, options);
+  if (result.outcome == shrink::Outcome::Safe) {
+    std::cerr << "collmc shrink: " << inputs.front() << " is safe: there is no violation to shrink\n";
+    return kExitBadInput;
+  }
+  if (result.outcome == shrink::Outcome::Inconclusive) {
+    std::cerr << "collmc shrink: the check of " << inputs.front()
+              << " is inconclusive (a limit stopped it): there is no counterexample to shrink\n";
+    return kExitInconclusive;
+  }
+  write_file(options.output_name, result.text);
+  std::cout << inputs.front() << ": " << model::verdict_name(result.verdict) << ", shrunk to " << options.output_name
+            << "\n"
+            << shrink::stats_text(result.stats);
+  if (result.time_limit_hit)
+    std::cout << "the time limit stopped the shrink: the result is the smallest found by then\n";
+  if (!result.reached_max_ranks) {
+    std::cout << "could not reach " << options.max_ranks << " ranks: the smallest failing scenario found has "
+              << result.stats.after.ranks << "\n";
+    return kExitViolation;
+  }
+  return 0;
+}
+
+}  // namespace collmc::cli
