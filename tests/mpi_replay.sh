@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Replays every `set profile = mpi` scenario in examples/ and ../shared/calibration-mpi with real
-# Open MPI (collmc replay --calibrate --backend mpi) and fails when one disagrees with the model or
-# when anything of a run outlives it (an mpirun or rank process, a shared block in /dev/shm).
+# Replays every `set profile = mpi` scenario in examples/, tests/calibration-4gpu/mpi and
+# ../shared/calibration-mpi with real Open MPI (collmc replay --calibrate --backend mpi) and fails
+# when one disagrees with the model or when anything of a run outlives it (an mpirun or rank
+# process, a shared block in /dev/shm).
 # Exit 77 (skipped) only where mpirun is not installed; CI installs it (scripts/setup.sh).
 set -u
 collmc=$1
@@ -15,6 +16,8 @@ if [ ${#inputs[@]} -lt 4 ]; then
   echo "FAIL: expected at least 4 mpi examples in $src/examples, found ${#inputs[@]}"
   exit 1
 fi
+# The MPI versions of the three- and four-rank set (issue 9), where this checkout has them.
+[ -d "$src/tests/calibration-4gpu/mpi" ] && inputs+=("$src/tests/calibration-4gpu/mpi")
 if [ -d "$src/../shared/calibration-mpi" ]; then
   inputs+=("$src/../shared/calibration-mpi")
 else
