@@ -329,13 +329,30 @@ class Assembler {
     std::map<int64_t, size_t> thread_index;
     std::vector<PendingThread> threads;
     const int64_t pid = process_pid(p);
+    // NCCL calls its own public functions through the dynamic linker too (ncclCommWindowRegister calls
+    // ncclCommRegister, ncclCommDestroy deregisters what is left), so the recorder sees them, nested in the
+    // program's call on the same thread. They are part of that call, not the program's: left out.
+    std::map<int64_t, const RawCall*> outer;  // per thread: the program's last call
+    size_t nested = 0;
     for (const RawCall& rc : processes_[p].calls) {
       const int64_t tid = rc.enter->event["tid"].get<int64_t>();
+      auto [o, first] = outer.try_emplace(tid, &rc);
+      if (!first) {
+        const RawCall* out = o->second;
+        if (out->ret == nullptr || out->ret->line > rc.enter->line) {
+          ++nested;
+          continue;
+        }
+        o->second = &rc;
+      }
       auto [it, fresh] = thread_index.try_emplace(tid, threads.size());
       if (fresh) threads.push_back(PendingThread{tid == pid ? "main" : "tid" + std::to_string(tid), {}});
       std::optional<PendingCall> call = read_call(p, st, rc, tid);
       if (call) threads[it->second].calls.push_back(std::move(*call));
     }
+    if (nested > 0)
+      notes_.push_back(processes_[p].file->name + ": " + std::to_string(nested) +
+                       " call(s) made by NCCL inside another call of the same thread are left out");
     // The main thread first, then the others in order of their first call.
     std::stable_partition(threads.begin(), threads.end(), [](const PendingThread& t) { return t.name == "main"; });
     has_nccl_.push_back(st.any_nccl);
