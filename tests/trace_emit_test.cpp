@@ -108,8 +108,8 @@ TEST(TraceEmit, WhereARankStoppedIsMarkedAndLaterCallsAreKept) {
                        {call(CallKind::AllReduce, "uid:bb", CallState::Started),
                         call(CallKind::AllReduce, "uid:aa", CallState::Scheduled)}});
   std::string text = emit_scenario(t);
-  EXPECT_NE(text.find("rank 0 stopped here: the next call was entered and never returned"), std::string::npos);
-  EXPECT_NE(text.find("all_reduce B buf  # scheduled, never started"), std::string::npos) << text;
+  EXPECT_NE(text.find("rank 0 stopped here: the next call started and never finished"), std::string::npos);
+  EXPECT_NE(text.find("all_reduce B buf  # issued, never seen to finish"), std::string::npos) << text;
   EXPECT_EQ(verdict_str(text), "deadlock") << text;
   // A rank without a trace has no body; its peers wait for it.
   t.ranks[1].present = false;

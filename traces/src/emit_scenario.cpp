@@ -250,7 +250,7 @@ class Emitter {
         stopped = true;
         emit(
             std::string("# ^^^ ") + who + " stopped here: the next call " +
-                (c.state == CallState::Started ? "was entered and never returned" : "was scheduled and never started") +
+                (c.state == CallState::Started ? "started and never finished" : "was issued and never seen to finish") +
                 "; the calls after it are kept so the check can find the hang",
             false);
       }
@@ -289,8 +289,8 @@ class Emitter {
 
   std::string origin(const Call& c) const {
     std::string state = c.state == CallState::Completed ? ""
-                        : c.state == CallState::Started ? "entered, never returned"
-                                                        : "scheduled, never started";
+                        : c.state == CallState::Started ? "started, never finished"
+                                                        : "issued, never seen to finish";
     if (!options_.include_origins) return state.empty() ? "" : "  # " + state;
     std::string o = comment_text(c.origin, 120);
     if (!state.empty()) o = o.empty() ? state : o + "; " + state;

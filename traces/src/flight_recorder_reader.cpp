@@ -336,12 +336,15 @@ class Builder {
 
  private:
   void assign_ranks(std::vector<Dump>& dumps) {
-    std::set<int> seen;
+    std::map<int, const Dump*> seen;
     bool by_order = false;
     for (auto& d : dumps) {
       if (auto r = rank_from_file_name(d.file)) d.rank = *r;
-      if (d.rank < 0 || seen.count(d.rank)) by_order = true;
-      seen.insert(d.rank);
+      if (d.rank < 0) by_order = true;
+      if (d.rank >= 0 && seen.count(d.rank))
+        bad(d.file, "a second dump for rank " + std::to_string(d.rank) + " (the first is " + seen[d.rank]->file +
+                        "): import one dump per rank, e.g. the pickles of one snapshot");
+      seen[d.rank] = &d;
     }
     if (by_order) {
       for (size_t i = 0; i < dumps.size(); ++i) dumps[i].rank = static_cast<int>(i);

@@ -118,7 +118,8 @@ std::vector<std::string> summarize(const Trace& trace) {
           if (cm.id == c.comm) comm = " on " + (cm.label.empty() ? cm.id : cm.label);
         add("rank " + std::to_string(r) + (rt.threads.size() > 1 ? " thread " + t.name : "") + " stopped in " +
             call_kind_name(c.kind) + comm + (c.origin.empty() ? "" : " (" + c.origin + ")") +
-            (c.state == CallState::Started ? ": entered, never returned" : ": scheduled, never started"));
+            (c.state == CallState::Started ? ": started, never finished"
+                                           : ": issued, never seen to finish (state scheduled)"));
         any = true;
         break;
       }
