@@ -241,6 +241,31 @@ TEST(RecorderMechanics, AHungCallIsEnteredAndNeverReturned) {
   EXPECT_TRUE(said);
 }
 
+TEST(RecorderMechanics, AForkedChildWritesItsOwnFile) {
+  const std::string dir = fresh_dir("fork");
+  std::string out;
+  ASSERT_EQ(run_command(recorded(dir) + COLLMC_RECORD_DRIVER + " fork", &out), 0) << out;
+  auto files = trace_files(dir);
+  ASSERT_EQ(files.size(), 2u);
+  std::map<int64_t, RecorderFile> by_pid;
+  for (const auto& f : files) {
+    RecorderFile r = parse_recorder_file(f, slurp(f));
+    by_pid.emplace(r.lines.front().event["pid"].get<int64_t>(), std::move(r));
+  }
+  // The parent: its init and its all-reduce (count 1). The child: a process line naming the parent, and
+  // only its own all-reduce (count 2), on its own main thread.
+  const RecorderFile* parent = nullptr;
+  const RecorderFile* child = nullptr;
+  for (const auto& [pid, f] : by_pid) (entered_calls(f).size() == 1 ? child : parent) = &f;
+  ASSERT_TRUE(parent != nullptr && child != nullptr);
+  EXPECT_EQ(entered_calls(*parent), (std::vector<std::string>{"ncclGetUniqueId", "ncclCommInitRank", "ncclAllReduce"}));
+  EXPECT_EQ(entered_calls(*child), std::vector<std::string>{"ncclAllReduce"});
+  const auto& child_header = child->lines.front().event;
+  EXPECT_EQ(child_header["ppid"], parent->lines.front().event["pid"]);
+  EXPECT_EQ(child->lines.at(1).event["tid"], child_header["pid"]);
+  EXPECT_EQ(child->lines.at(1).event["count"], 2);
+}
+
 TEST(RecorderMechanics, FindsNcclLoadedWithDlopenLocal) {
   // As in Python: the library that calls NCCL (here a fake libtorch) is loaded with RTLD_LOCAL, so the
   // recorder's dlsym(RTLD_NEXT) cannot see NCCL; it must still reach it, or every call would fail.

@@ -7,8 +7,11 @@
 //   hang                                init, alloc, then a window registration (made to block by
 //                                       FAKE_NCCL_HANG_ON=ncclCommWindowRegister)
 //   bench N                             N all-reduces; prints the time per call in ns
+//   fork                                init, then a forked child and the parent each all-reduce once
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -118,6 +121,17 @@ int bench(long calls) {
   return 0;
 }
 
+int forked() {
+  ncclComm_t world = init_world(0, 1);
+  const pid_t child = fork();
+  if (child < 0) return 3;
+  CHECK(ncclAllReduce(nullptr, nullptr, child == 0 ? 2 : 1, ncclFloat32, ncclSum, world, nullptr));
+  if (child == 0) _exit(0);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 3;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -127,6 +141,7 @@ int main(int argc, char** argv) {
   if (mode == "threads" && argc == 4) return threads(std::atoi(argv[2]), std::atoi(argv[3]));
   if (mode == "hang") return hang();
   if (mode == "bench" && argc == 3) return bench(std::atol(argv[2]));
-  std::fprintf(stderr, "usage: %s program RANK NRANKS same|opposite | threads T N | hang | bench N\n", argv[0]);
+  if (mode == "fork") return forked();
+  std::fprintf(stderr, "usage: %s program RANK NRANKS same|opposite | threads T N | hang | bench N | fork\n", argv[0]);
   return 2;
 }
