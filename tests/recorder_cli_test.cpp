@@ -39,6 +39,21 @@ TEST(RecordCli, RecordsAProgramAndImportsIt) {
   ASSERT_EQ(run_command(collmc_binary() + " check '" + cmc + "'", &out), 0) << out;  // one rank: safe
 }
 
+TEST(RecordCli, TwoRanksRecordedInOppositeOrdersImportAsADeadlock) {
+  const std::string dir = fresh_dir("opposite");
+  std::string out;
+  for (int r = 0; r < 2; ++r)
+    ASSERT_EQ(run_command("RANK=" + std::to_string(r) + " " + collmc_binary() + " record --out '" + dir + "' -- " +
+                              COLLMC_RECORD_DRIVER + " program " + std::to_string(r) + " 2 opposite",
+                          &out),
+              0)
+        << out;
+  const std::string cmc = dir + "/opposite.cmc";
+  ASSERT_EQ(run_command(collmc_binary() + " trace import '" + dir + "' -o '" + cmc + "'", &out), 0) << out;
+  EXPECT_EQ(run_command(collmc_binary() + " check '" + cmc + "'", &out), 1) << out;
+  EXPECT_NE(out.find("deadlock"), std::string::npos) << out;
+}
+
 TEST(RecordCli, ForwardsTheExitStatusAndKeepsAnEarlierPreload) {
   const std::string dir = fresh_dir("status");
   std::string out;
