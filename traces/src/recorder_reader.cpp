@@ -533,7 +533,7 @@ class Assembler {
   }
 
   void note_once(const std::string& note) {
-    if (std::find(notes_.begin(), notes_.end(), note) == notes_.end()) notes_.push_back(note);
+    if (said_.insert(note).second) notes_.push_back(note);
   }
 
   // A process that made no NCCL call (a launcher, a data loader) has no rank.
@@ -726,6 +726,7 @@ class Assembler {
   std::vector<bool> has_nccl_;
   std::map<std::string, CommInfo> comms_;
   std::vector<std::string> notes_;
+  std::set<std::string> said_;  // notes given once
   int world_size_ = 0;
 };
 
