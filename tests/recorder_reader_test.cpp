@@ -79,6 +79,10 @@ TEST(RecorderReader, BadLinesSayWhereAndWhat) {
             "t.jsonl:2:1: expected \"uid\" (a string)");
   EXPECT_EQ(error_of(kHeader + init + ret(1, "ncclCommInitRank", R"("comm":"0xZZ")")),
             "t.jsonl:3:1: expected \"comm\" to be a lowercase hex string \"0x...\"");
+  // A number too large for any type: an error, not an exception of the JSON library.
+  EXPECT_NE(error_of(kHeader + R"({"ev":"enter","seq":1e4001,"tid":1,"call":"x"})" + "\n")
+                .find("t.jsonl:2:1: expected a JSON object: "),
+            std::string::npos);
   // Deep nesting is refused at once, not parsed.
   EXPECT_NE(error_of(kHeader + std::string(100000, '[') + "\n").find("t.jsonl:2:1: expected one flat JSON object"),
             std::string::npos);

@@ -98,6 +98,8 @@ RecorderLine parse_line(const std::string& name, int number, const std::string& 
   } catch (const Json::parse_error& e) {
     int col = static_cast<int>(std::min<size_t>(e.byte == 0 ? 1 : e.byte, text.size() + 1));
     throw TraceInputError(name, number, col, 0, std::string("expected a JSON object: ") + e.what());
+  } catch (const Json::exception& e) {  // a number too large for a double, ...
+    throw TraceInputError(name, number, 1, 0, std::string("expected a JSON object: ") + e.what());
   }
   if (!j.is_object()) throw TraceInputError(name, number, 1, 0, "expected a JSON object");
   LineFields f(name, number, text, j);
