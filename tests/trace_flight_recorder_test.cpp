@@ -123,6 +123,8 @@ TEST(TraceFlightRecorder, BadDumpsNameTheFieldThatIsWrong) {
   EXPECT_NE(error_of(R"({"version": "2.10", "pg_config": {"0": {"ranks": "[0, x]"}}})").find("expected a rank number"),
             std::string::npos);
   EXPECT_NE(error_of("hello").find("not a Flight Recorder dump"), std::string::npos);
+  // A number no double holds (found by fuzzing: nlohmann throws out_of_range, not parse_error).
+  EXPECT_NE(error_of(R"({"version": 2E34287117817})").find("number overflow"), std::string::npos);
 }
 
 }  // namespace

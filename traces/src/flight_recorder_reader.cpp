@@ -62,6 +62,8 @@ json parse_dump(const std::string& file, const std::string& bytes) {
     std::string what = e.what();
     size_t cut = what.find("parse error");
     throw TraceInputError(file, line, col, 0, "JSON: " + (cut == std::string::npos ? what : what.substr(cut)));
+  } catch (const json::exception& e) {  // a number too large for a double, ...
+    throw TraceInputError(file, 0, 0, 0, std::string("JSON: ") + e.what());
   }
 }
 
@@ -481,10 +483,12 @@ class Builder {
       }
       for (const auto& [comm, seq] : oldest) cut[comm] = std::max(cut[comm], seq);
     }
-    for (const auto& [comm, seq] : cut) {
+    for (const auto& cut_at : cut) {
+      const std::string& comm = cut_at.first;
+      const int64_t seq = cut_at.second;
       size_t removed = 0;
       for (auto& [rank, list] : entries_) {
-        auto keep = std::remove_if(list.begin(), list.end(), [&](const Entry& e) {
+        auto keep = std::remove_if(list.begin(), list.end(), [&comm, seq](const Entry& e) {
           return e.comm == comm && e.collective_seq >= 0 && e.collective_seq < seq && e.call.kind != CallKind::Send &&
                  e.call.kind != CallKind::Recv;
         });
