@@ -17,8 +17,20 @@ namespace fs = std::filesystem;
 using collmc::testing::collmc_binary;
 using collmc::testing::run_command;
 
+// This test process's scratch directory, removed when the process exits.
+const fs::path& scratch_root() {
+  static const struct Root {
+    fs::path path;
+    ~Root() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } root{fs::temp_directory_path() / ("collmc-record-cli-test-" + std::to_string(getpid()))};
+  return root.path;
+}
+
 std::string fresh_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("collmc-record-cli-test-" + std::to_string(getpid())) / name;
+  fs::path dir = scratch_root() / name;
   fs::remove_all(dir);
   fs::create_directories(dir.parent_path());
   return dir.string();
