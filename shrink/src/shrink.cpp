@@ -63,7 +63,7 @@ class Shrinker {
     stats_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     result.original_rank = original_rank_;
     result.reached_max_ranks = options_.max_ranks <= 0 || best_.world->ranks <= options_.max_ranks;
-    result.time_limit_hit = oracle_.time_limit_hit();
+    result.time_limit_hit = oracle_.time_limit_hit() || oracle_.out_of_time();
     World final_world = std::move(*best_.world);
     final_world.name = input_.name.empty() ? "shrunk" : input_.name + " (shrunk)";
     final_world.expect = result.verdict;
