@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -77,6 +78,26 @@ std::string temp_file(const std::string& stem, const std::string& text) {
 
 bool alive(pid_t pid) { return pid > 0 && kill(pid, 0) == 0; }
 
+// This process's environment for the job, with what mpirun and the ranks need.
+std::vector<std::string> job_environment() {
+  std::vector<std::pair<std::string, std::string>> set;
+  // Open MPI keeps allocations until exit: leak reports of sanitized ranks would be its own.
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  set.emplace_back("ASAN_OPTIONS", std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "detect_leaks=0");
+  if (geteuid() == 0) {  // CI runs as root; Open MPI refuses without both
+    set.emplace_back("OMPI_ALLOW_RUN_AS_ROOT", "1");
+    set.emplace_back("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+  }
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string key = entry.substr(0, entry.find('='));
+    if (std::none_of(set.begin(), set.end(), [&](const auto& kv) { return kv.first == key; })) env.push_back(entry);
+  }
+  for (const auto& [k, v] : set) env.push_back(k + "=" + v);
+  return env;
+}
+
 // The live (not zombie) processes of session `sid`, from /proc/PID/stat.
 std::vector<pid_t> session_members(pid_t sid) {
   std::vector<pid_t> out;
@@ -137,29 +158,25 @@ class MpiBackend : public Backend {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    const std::vector<std::string> env = job_environment();
+    std::vector<char*> envp;
+    for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) throw std::runtime_error("fork failed");
-    if (pid == 0) {
-      setsid();  // mpirun and its ranks: one process group, killed together
+    if (pid == 0) {  // only async-signal-safe calls until execve
+      setsid();      // mpirun leads a session of its own: the whole job, killed together
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(9);
       int null = open("/dev/null", O_RDONLY);
+      if (null >= 0) dup2(null, 0);
       if (log_fd_ >= 0) {
         dup2(log_fd_, 1);
         dup2(log_fd_, 2);
       }
-      if (null >= 0) dup2(null, 0);
-      // Open MPI keeps allocations until exit: leak reports of sanitized ranks would be its own.
-      const char* asan = std::getenv("ASAN_OPTIONS");
-      setenv("ASAN_OPTIONS", (std::string(asan ? asan : "") + (asan && *asan ? ":" : "") + "detect_leaks=0").c_str(),
-             1);
-      if (geteuid() == 0) {  // CI runs as root; Open MPI refuses without both
-        setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
-        setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
-      }
-      execv(argv[0], argv.data());
+      execve(argv[0], argv.data(), envp.data());
       _exit(127);
     }
     mpirun_ = pid;
