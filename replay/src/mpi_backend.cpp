@@ -150,6 +150,7 @@ class MpiBackend : public Backend {
 
   void start(const ReplayPlan& plan, SharedMemory& shared, const ReplayOptions& options) override {
     ranks_ = plan.world->ranks;
+    if (shared.name().empty()) throw std::runtime_error("the MPI backend needs /dev/shm (shm_open failed)");
     plan_file_ = temp_file("collmc-plan", plan_to_json(plan));
     log_fd_ = anonymous_log();
     std::vector<std::string> args = {mpirun_path_,           "--oversubscribe", "--bind-to", "none",       "-np",

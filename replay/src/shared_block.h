@@ -57,8 +57,10 @@ class SharedMemory {
   SharedMemory& operator=(const SharedMemory&) = delete;
 
   SharedBlock* block() const { return block_; }
-  const std::string& name() const { return name_; }  // "/collmc-replay-<pid>-<n>", for shm_open
-  void unlink();                                     // once every rank has it mapped; idempotent
+  // "/collmc-replay-<pid>-<n>", for shm_open; "" when /dev/shm was unusable (then the block is an
+  // anonymous mapping that only forked children share).
+  const std::string& name() const { return name_; }
+  void unlink();  // once every rank has it mapped; idempotent
 
  private:
   std::string name_;

@@ -27,21 +27,23 @@ std::string shared_block_prefix() { return "/collmc-replay-"; }
 
 SharedMemory::SharedMemory()
     : name_(shared_block_prefix() + std::to_string(getpid()) + "-" + std::to_string(next_block.fetch_add(1))) {
+  SharedBlock* p = nullptr;
   int fd = shm_open(name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (fd < 0) throw std::runtime_error("shm_open " + name_ + ": " + std::strerror(errno));
-  linked_ = true;
-  if (ftruncate(fd, sizeof(SharedBlock)) != 0) {
+  if (fd >= 0) {
+    linked_ = true;
+    if (ftruncate(fd, sizeof(SharedBlock)) == 0) p = map_block(fd);
     close(fd);
-    unlink();
-    throw std::runtime_error("ftruncate of the shared block failed");
+    if (!p) unlink();
   }
-  SharedBlock* p = map_block(fd);
-  close(fd);
   if (!p) {
-    unlink();
-    throw std::runtime_error("mmap of the shared block failed");
+    // No /dev/shm (some containers): an anonymous mapping still serves forked ranks; ranks that
+    // open the block by name cannot, and name() is empty to say so.
+    name_.clear();
+    void* a = mmap(nullptr, sizeof(SharedBlock), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (a == MAP_FAILED) throw std::runtime_error("cannot map the shared block: " + std::string(std::strerror(errno)));
+    p = static_cast<SharedBlock*>(a);
   }
-  std::memset(static_cast<void*>(p), 0, sizeof(SharedBlock));  // ftruncate gave zeros; be explicit
+  std::memset(static_cast<void*>(p), 0, sizeof(SharedBlock));
   block_ = new (p) SharedBlock;
 }
 
