@@ -9,6 +9,7 @@
 
 #include "collmc/model/parser.h"
 #include "collmc/traces/pickle.h"
+#include "collmc/traces/recorder_reader.h"
 #include "collmc/traces/trace.h"
 #include "test_support.h"
 
@@ -69,6 +70,23 @@ TEST(TraceFuzzCorpus, FlightRecorderReader) {
 TEST(TraceFuzzCorpus, NcclLogReader) {
   EXPECT_GT(replay("nccl_log",
                    [](const std::string& b) { return scenario_parses(traces::read_nccl_log_buffer("nccl.log", b)); }),
+            0u);
+}
+
+TEST(TraceFuzzCorpus, RecorderReader) {
+  // As fuzz_recorder splits its input: two processes' files at the first blank line.
+  EXPECT_GT(replay("recorder",
+                   [](const std::string& b) {
+                     std::vector<std::pair<std::string, std::string>> files;
+                     size_t cut = b.find("\n\n");
+                     if (cut == std::string::npos) {
+                       files.emplace_back("p0.jsonl", b);
+                     } else {
+                       files.emplace_back("p0.jsonl", b.substr(0, cut + 1));
+                       files.emplace_back("p1.jsonl", b.substr(cut + 2));
+                     }
+                     return scenario_parses(traces::read_recorder_buffers(files));
+                   }),
             0u);
 }
 
