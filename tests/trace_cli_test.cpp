@@ -41,6 +41,10 @@ TEST(TraceCli, BadInputIsExitTwoWithWhere) {
   EXPECT_EQ(collmc("trace import /nonexistent/x -o /dev/null", &out), 2);
   EXPECT_EQ(collmc("trace import " + bad + " --format nonsense", &out), 2);
   EXPECT_EQ(collmc("trace", &out), 2);
+  // One format per import.
+  const std::string dir = source_dir() + "/tests/fixtures/traces/synthetic/";
+  EXPECT_EQ(collmc("trace import " + dir + "fr_hang " + dir + "nccl_hang -o /dev/null", &out), 2);
+  EXPECT_NE(out.find("import one format at a time"), std::string::npos) << out;
   // A pickle that would run code is refused, naming the opcode.
   const std::string evil = temp_path(".pkl");
   static const char kEvil[] =
