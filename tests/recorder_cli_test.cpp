@@ -17,27 +17,8 @@ namespace fs = std::filesystem;
 using collmc::testing::collmc_binary;
 using collmc::testing::run_command;
 
-// This test process's scratch directory, removed when the process exits.
-const fs::path& scratch_root() {
-  static const struct Root {
-    fs::path path;
-    ~Root() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  } root{fs::temp_directory_path() / ("collmc-record-cli-test-" + std::to_string(getpid()))};
-  return root.path;
-}
-
-std::string fresh_dir(const std::string& name) {
-  fs::path dir = scratch_root() / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir.parent_path());
-  return dir.string();
-}
-
 TEST(RecordCli, RecordsAProgramAndImportsIt) {
-  const std::string dir = fresh_dir("run");
+  const std::string dir = collmc::testing::fresh_scratch_dir("run", false);
   std::string out;
   ASSERT_EQ(run_command(
                 collmc_binary() + " record --out '" + dir + "' -- " + COLLMC_RECORD_DRIVER + " program 0 1 same", &out),
@@ -52,7 +33,7 @@ TEST(RecordCli, RecordsAProgramAndImportsIt) {
 }
 
 TEST(RecordCli, TwoRanksRecordedInOppositeOrdersImportAsADeadlock) {
-  const std::string dir = fresh_dir("opposite");
+  const std::string dir = collmc::testing::fresh_scratch_dir("opposite", false);
   std::string out;
   for (int r = 0; r < 2; ++r)
     ASSERT_EQ(run_command("RANK=" + std::to_string(r) + " " + collmc_binary() + " record --out '" + dir + "' -- " +
@@ -67,7 +48,7 @@ TEST(RecordCli, TwoRanksRecordedInOppositeOrdersImportAsADeadlock) {
 }
 
 TEST(RecordCli, ForwardsTheExitStatusAndKeepsAnEarlierPreload) {
-  const std::string dir = fresh_dir("status");
+  const std::string dir = collmc::testing::fresh_scratch_dir("status", false);
   std::string out;
   EXPECT_EQ(run_command(collmc_binary() + " record --out '" + dir + "' -- sh -c 'exit 7'", &out), 7) << out;
   EXPECT_NE(out.find("0 trace files"), std::string::npos) << out;

@@ -30,26 +30,6 @@ using collmc::traces::read_recorder_traces;
 using collmc::traces::RecorderFile;
 using collmc::traces::write_recorder_file;
 
-// A fresh, empty directory for one test's traces.
-// This test process's scratch directory, removed when the process exits.
-const fs::path& scratch_root() {
-  static const struct Root {
-    fs::path path;
-    ~Root() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  } root{fs::temp_directory_path() / ("collmc-recorder-test-" + std::to_string(getpid()))};
-  return root.path;
-}
-
-std::string fresh_dir(const std::string& name) {
-  fs::path dir = scratch_root() / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
 std::vector<std::string> trace_files(const std::string& dir) {
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path().string());
@@ -77,7 +57,7 @@ std::vector<std::string> entered_calls(const RecorderFile& f) {
 }
 
 TEST(RecorderMechanics, RecordsEveryCallWithItsArgumentsAndResult) {
-  const std::string dir = fresh_dir("program");
+  const std::string dir = collmc::testing::fresh_scratch_dir("program");
   std::string out;
   ASSERT_EQ(run_command(recorded(dir) + COLLMC_RECORD_DRIVER + " program 0 2 same", &out), 0) << out;
   auto files = trace_files(dir);
@@ -163,7 +143,7 @@ TEST(RecorderMechanics, RecordsEveryCallWithItsArgumentsAndResult) {
 }
 
 TEST(RecorderMechanics, WritesNothingWithoutATraceDirectory) {
-  const std::string dir = fresh_dir("off");
+  const std::string dir = collmc::testing::fresh_scratch_dir("off");
   std::string out;
   ASSERT_EQ(run_command("cd '" + dir + "' && LD_PRELOAD='" + COLLMC_RECORDER_SO + "' " + COLLMC_RECORD_DRIVER +
                             " program 0 2 same",
@@ -174,7 +154,7 @@ TEST(RecorderMechanics, WritesNothingWithoutATraceDirectory) {
 }
 
 TEST(RecorderMechanics, ThreadsCallingAtOnceLeaveEveryLineWhole) {
-  const std::string dir = fresh_dir("threads");
+  const std::string dir = collmc::testing::fresh_scratch_dir("threads");
   std::string out;
   constexpr int kThreads = 8, kCalls = 2000;
   ASSERT_EQ(run_command(recorded(dir) + COLLMC_RECORD_DRIVER + " threads " + std::to_string(kThreads) + " " +
@@ -208,7 +188,7 @@ TEST(RecorderMechanics, ThreadsCallingAtOnceLeaveEveryLineWhole) {
 }
 
 TEST(RecorderMechanics, KilledMidRunLosesNoCompletedLine) {
-  const std::string dir = fresh_dir("killed");
+  const std::string dir = collmc::testing::fresh_scratch_dir("killed");
   std::string out;
   // Four threads calling as fast as they can; SIGKILL after a moment.
   const std::string cmd = recorded(dir) + COLLMC_RECORD_DRIVER +
@@ -231,7 +211,7 @@ TEST(RecorderMechanics, KilledMidRunLosesNoCompletedLine) {
 }
 
 TEST(RecorderMechanics, AHungCallIsEnteredAndNeverReturned) {
-  const std::string dir = fresh_dir("hang");
+  const std::string dir = collmc::testing::fresh_scratch_dir("hang");
   std::string out;
   // The fake NCCL blocks in the registration; wait for its entry line, then kill the program.
   const std::string cmd = recorded(dir, "FAKE_NCCL_HANG_ON=ncclCommWindowRegister") + COLLMC_RECORD_DRIVER +
@@ -254,7 +234,7 @@ TEST(RecorderMechanics, AHungCallIsEnteredAndNeverReturned) {
 }
 
 TEST(RecorderMechanics, AForkedChildWritesItsOwnFile) {
-  const std::string dir = fresh_dir("fork");
+  const std::string dir = collmc::testing::fresh_scratch_dir("fork");
   std::string out;
   ASSERT_EQ(run_command(recorded(dir) + COLLMC_RECORD_DRIVER + " fork", &out), 0) << out;
   auto files = trace_files(dir);
@@ -281,7 +261,7 @@ TEST(RecorderMechanics, AForkedChildWritesItsOwnFile) {
 TEST(RecorderMechanics, FindsNcclLoadedWithDlopenLocal) {
   // As in Python: the library that calls NCCL (here a fake libtorch) is loaded with RTLD_LOCAL, so the
   // recorder's dlsym(RTLD_NEXT) cannot see NCCL; it must still reach it, or every call would fail.
-  const std::string dir = fresh_dir("dlopen");
+  const std::string dir = collmc::testing::fresh_scratch_dir("dlopen");
   std::string out;
   ASSERT_EQ(run_command(recorded(dir) + COLLMC_RECORD_DLOPEN_DRIVER + " " + COLLMC_FAKE_TORCH, &out), 0) << out;
   auto files = trace_files(dir);

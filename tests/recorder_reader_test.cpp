@@ -136,28 +136,9 @@ TEST(RecorderReader, RoundTripIsByteForByte) {
 
 #ifdef COLLMC_RECORDER_SO
 
-// This test process's scratch directory, removed when the process exits.
-const fs::path& scratch_root() {
-  static const struct Root {
-    fs::path path;
-    ~Root() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  } root{fs::temp_directory_path() / ("collmc-recorder-reader-test-" + std::to_string(getpid()))};
-  return root.path;
-}
-
-std::string fresh_dir(const std::string& name) {
-  fs::path dir = scratch_root() / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
 // Records ranks 0 and 1 of the driver's program into one directory; returns the trace files.
 std::vector<std::string> record_two_ranks(const std::string& name, const std::string& order, bool with_rank_env) {
-  const std::string dir = fresh_dir(name);
+  const std::string dir = collmc::testing::fresh_scratch_dir(name);
   for (int r = 0; r < 2; ++r) {
     std::string out;
     std::string env = "COLLMC_TRACE_DIR='" + dir + "' LD_PRELOAD='" + COLLMC_RECORDER_SO + "' ";

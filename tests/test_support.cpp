@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <system_error>
+
+#include <unistd.h>
 
 namespace collmc::testing {
 
@@ -41,6 +44,21 @@ int run_command(const std::string& command, std::string* output) {
   int status = pclose(pipe);
   if (output) *output = out;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string fresh_scratch_dir(const std::string& name, bool create) {
+  namespace fs = std::filesystem;
+  static const struct Root {
+    fs::path path;
+    ~Root() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } root{fs::temp_directory_path() / ("collmc-test-" + std::to_string(getpid()))};
+  const fs::path dir = root.path / name;
+  fs::remove_all(dir);
+  fs::create_directories(create ? dir : dir.parent_path());
+  return dir.string();
 }
 
 }  // namespace collmc::testing

@@ -19,6 +19,10 @@ std::string shared_dir();
 std::string source_dir();
 std::string collmc_binary();
 
+// A fresh directory `name` under this test process's scratch directory (removed when the process
+// exits); with `create` false only its parent exists, for tools that must create it themselves.
+std::string fresh_scratch_dir(const std::string& name, bool create = true);
+
 // Runs a shell command; returns its exit status and fills `output` with stdout+stderr.
 int run_command(const std::string& command, std::string* output);
 
