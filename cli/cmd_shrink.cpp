@@ -7,6 +7,7 @@
 
 #include "cli_common.h"
 #include "collmc/model/world.h"
+#include "collmc/replay/gpu_assignment.h"
 #include "collmc/replay/replay.h"
 #include "collmc/shrink/shrink.h"
 #include "commands.h"
@@ -30,7 +31,9 @@ model::World shrink_for_replay(const std::string& input, model::World world, con
   if (world.knobs.profile != model::Profile::Nccl) return world;
   int gpus = 0;
   replay::nccl_environment(&gpus);
-  if (gpus < 1 || world.ranks <= gpus) return world;  // nothing to do, or the replay says why it cannot run
+  // Nothing to do when the ranks fit (ranks that share no communicator may share a GPU), or when
+  // there is no GPU (the replay says why it cannot run).
+  if (gpus < 1 || replay::assign_gpus(world, gpus)) return world;
   shrink::ShrinkOptions options = options_for(search);
   options.max_ranks = gpus;
   options.source_name = input;

@@ -1,5 +1,6 @@
 // The NCCL backend's processes: one forked child per rank (rank i on GPU i, as nccl-tests lays them
-// out). Every child dies with the launcher (PR_SET_PDEATHSIG) and is killed and reaped at the end.
+// out; with fewer GPUs than ranks, ranks that share no communicator share a GPU: gpu_assignment.h). Every child dies
+// with the launcher (PR_SET_PDEATHSIG) and is killed and reaped at the end.
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "backend.h"
+#include "collmc/replay/gpu_assignment.h"
 #include "rank_body.h"
 
 namespace collmc::replay {
@@ -78,10 +80,18 @@ class NcclBackend : public Backend {
       refusal = env.substr(7);
       return env;
     }
+    auto assignment = assign_gpus(w, gpus);
+    if (!assignment) {
+      refusal = std::to_string(w.ranks) + " ranks cannot share this machine's " + std::to_string(gpus) +
+                " GPUs (NCCL rejects two ranks of one communicator on one GPU, and every way of placing them "
+                "puts two ranks of a communicator together); shrink the scenario: collmc shrink --max-ranks " +
+                std::to_string(gpus);
+      return env;
+    }
+    gpu_of_rank_ = *assignment;
     if (w.ranks > gpus)
-      refusal = std::to_string(w.ranks) + " ranks need " + std::to_string(w.ranks) +
-                " GPUs (NCCL rejects two ranks on one GPU); this machine has " + std::to_string(gpus) +
-                " (shrink the scenario: collmc shrink --max-ranks " + std::to_string(gpus) + ")";
+      notes.push_back("more ranks than GPUs: ranks that share no communicator share a GPU (" +
+                      describe_gpu_assignment(gpu_of_rank_) + ")");
     return env;
   }
 
@@ -91,7 +101,9 @@ class NcclBackend : public Backend {
     setenv("NCCL_RUNTIME_CONNECT", plan.world->knobs.runtime_connect ? "1" : "0", 1);
     SharedBlock* block = shared.block();  // the children inherit the mapping
     for (int r = 0; r < plan.world->ranks; ++r)
-      pids_.push_back(spawn([&, r] { return run_nccl_rank(plan, r, block, options.free_running); }));
+      pids_.push_back(spawn([&, r] {
+        return run_nccl_rank(plan, r, gpu_of_rank_[static_cast<size_t>(r)], block, options.free_running);
+      }));
 #else
     (void)plan, (void)shared, (void)options;
 #endif
@@ -112,6 +124,7 @@ class NcclBackend : public Backend {
 
  private:
   std::vector<pid_t> pids_;
+  std::vector<int> gpu_of_rank_;  // from prepare
 };
 
 }  // namespace

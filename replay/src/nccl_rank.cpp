@@ -1,4 +1,4 @@
-// The NCCL backend of a rank process: what each call does, as real CUDA and NCCL calls on GPU `rank`
+// The NCCL backend of a rank process: what each call does, as real CUDA and NCCL calls on its GPU
 // (the turns, progress and threads are the shared rank runner's).
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -26,10 +26,11 @@ using Failure = RankFailure;
 
 class NcclCalls : public RankCalls {
  public:
-  NcclCalls(const ReplayPlan& plan, int rank, SharedBlock* shared) : w_(*plan.world), rank_(rank), shared_(shared) {}
+  NcclCalls(const ReplayPlan& plan, int rank, int gpu, SharedBlock* shared)
+      : w_(*plan.world), rank_(rank), gpu_(gpu), shared_(shared) {}
 
   void setup() override {
-    cuda(cudaSetDevice(rank_), "cudaSetDevice");
+    cuda(cudaSetDevice(gpu_), "cudaSetDevice");
     streams_.resize(w_.streams.size());
     for (auto& s : streams_) cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
     buffers_.assign(w_.buffers.size(), nullptr);
@@ -342,6 +343,7 @@ class NcclCalls : public RankCalls {
 
   const model::World& w_;
   int rank_;
+  int gpu_;
   SharedBlock* shared_;
   std::vector<cudaStream_t> streams_;
   std::vector<void*> buffers_;
@@ -355,8 +357,8 @@ class NcclCalls : public RankCalls {
 
 }  // namespace
 
-int run_nccl_rank(const ReplayPlan& plan, int rank, SharedBlock* shared, bool free_running) {
-  NcclCalls calls(plan, rank, shared);
+int run_nccl_rank(const ReplayPlan& plan, int rank, int gpu, SharedBlock* shared, bool free_running) {
+  NcclCalls calls(plan, rank, gpu, shared);
   return run_rank(plan, rank, shared, free_running, calls);
 }
 

@@ -35,8 +35,8 @@ class RankCalls {
 // 2 error, 3 aborted). A finished rank returns only when every rank is done (or on the abort).
 int run_rank(const ReplayPlan& plan, int rank, SharedBlock* shared, bool free_running, RankCalls& calls);
 
-// The NCCL backend's calls (nccl_rank.cpp), for a forked child.
-int run_nccl_rank(const ReplayPlan& plan, int rank, SharedBlock* shared, bool free_running);
+// The NCCL backend's calls (nccl_rank.cpp), for a forked child running rank `rank` on GPU `gpu`.
+int run_nccl_rank(const ReplayPlan& plan, int rank, int gpu, SharedBlock* shared, bool free_running);
 
 // In a forked child: the number of GPUs and the NCCL version, or an error; writes into `out`.
 void probe_nccl(char* out, size_t size);
