@@ -2,11 +2,11 @@
 #include <iostream>
 
 #include "cli_common.h"
+#include "cmd_shrink.h"
 #include "collmc/checker/suite.h"
 #include "collmc/model/world.h"
 #include "collmc/replay/plan.h"
 #include "collmc/replay/replay.h"
-#include "cmd_shrink.h"
 #include "commands.h"
 
 namespace collmc::cli {

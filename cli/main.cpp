@@ -39,13 +39,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 2, argv + argc);
   try {
     const std::map<std::string, int (*)(const std::vector<std::string>&)> commands = {
-        {"check", cmd_check},
-        {"test", cmd_test},
-        {"replay", cmd_replay},
-        {"gen", cmd_gen},
-        {"shrink", cmd_shrink},
-        {"trace", cmd_trace},
-        {"record", cmd_record},
+        {"check", cmd_check},   {"test", cmd_test},   {"replay", cmd_replay}, {"gen", cmd_gen},
+        {"shrink", cmd_shrink}, {"trace", cmd_trace}, {"record", cmd_record},
     };
     if (auto it = commands.find(cmd); it != commands.end()) return it->second(args);
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {

@@ -346,8 +346,9 @@ class Issuer {
       if (naming != members) {
         fail(Verdict::Mismatch, c,
              "split of " + w_.comm_name(c.comm) + " (host slot " +
-                 std::to_string(st_.comms[static_cast<size_t>(c.comm)].host_base) + "): ranks " + model::rank_list_text(naming) +
-                 " join " + w_.comm_name(child) + ", whose members are " + model::rank_list_text(members));
+                 std::to_string(st_.comms[static_cast<size_t>(c.comm)].host_base) + "): ranks " +
+                 model::rank_list_text(naming) + " join " + w_.comm_name(child) + ", whose members are " +
+                 model::rank_list_text(members));
         return;
       }
     }
