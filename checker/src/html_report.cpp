@@ -158,24 +158,6 @@ int text_width(size_t chars) {
   return std::clamp(static_cast<int>(std::ceil(static_cast<double>(chars) * 6.7)) + 19, 44, 200);
 }
 
-// "0, 1" or "0..15, 17": runs of three or more consecutive ranks as ranges.
-std::string rank_list(const std::vector<int>& ranks) {
-  std::string out;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    out += out.empty() ? "" : ", ";
-    if (j >= i + 2) {
-      out += std::to_string(ranks[i]) + ".." + std::to_string(ranks[j]);
-      i = j + 1;
-    } else {
-      out += std::to_string(ranks[i]);
-      ++i;
-    }
-  }
-  return out;
-}
-
 class Html {
  public:
   Html(const CheckResult& r, const std::string& svg) : r_(r), w_(*r.world), svg_(svg) {}
@@ -257,7 +239,7 @@ class Html {
             "</thead>\n<tbody>\n";
     for (const auto& c : w_.comms) {
       out_ << "<tr data-comm=\"" << c.id << "\"><td class=\"comm-name\">" << esc(c.name)
-           << "</td><td class=\"members\">" << rank_list(c.members) << "</td><td class=\"mode\">"
+           << "</td><td class=\"members\">" << model::rank_ranges_text(c.members, ", ") << "</td><td class=\"mode\">"
            << esc(model::comm_mode_name(c.mode)) << "</td><td class=\"uninit\">" << (c.uninit ? "yes" : "no")
            << "</td><td class=\"muted\">" << esc(c.decl_name == c.name ? std::string() : c.decl_name + " at ")
            << (c.loc.line > 0 ? esc(loc_short(c.loc)) : std::string()) << "</td></tr>\n";

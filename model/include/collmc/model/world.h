@@ -23,6 +23,25 @@ inline std::string rank_list_text(const std::vector<int>& ranks) {
   return s + "]";
 }
 
+// A sorted rank list written compactly for people: runs of three or more consecutive ranks as
+// "a..b", the rest one by one, joined by `separator` ("0..3, 5" in reports, "0..3,5" in notes).
+inline std::string rank_ranges_text(const std::vector<int>& ranks, const std::string& separator) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += separator;
+    if (j >= i + 2) {
+      out += std::to_string(ranks[i]) + ".." + std::to_string(ranks[j]);
+      i = j + 1;
+    } else {
+      out += std::to_string(ranks[i]);
+      ++i;
+    }
+  }
+  return out;
+}
+
 // One communicator: a plain comm, or one instance of a family.
 struct CommInstance {
   int id = 0;
