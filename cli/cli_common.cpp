@@ -13,7 +13,9 @@ po::options_description search_options() {
       "no-reduction", "explore every interleaving (no partial-order reduction)")(
       "max-states", po::value<uint64_t>()->default_value(0), "stop after N states (0: no limit)")(
       "time-limit", po::value<double>()->default_value(0), "stop after S seconds (0: no limit)")(
-      "max-memory", po::value<uint64_t>()->default_value(0), "stop past MiB of search memory (0: no limit)");
+      "max-memory", po::value<uint64_t>()->default_value(0), "stop past MiB of search memory (0: no limit)")(
+      "progress", "a live progress line on stderr once a search runs past 1 s (default: when stderr is a terminal)")(
+      "no-progress", "no progress line");
   return d;
 }
 
@@ -24,6 +26,10 @@ checker::SearchOptions to_search(const po::variables_map& vm) {
   o.max_states = vm["max-states"].as<uint64_t>();
   o.time_limit_s = vm["time-limit"].as<double>();
   o.max_memory_mib = vm["max-memory"].as<uint64_t>();
+  if (vm.count("progress") && vm.count("no-progress"))
+    throw po::error("--progress and --no-progress exclude each other");
+  if (vm.count("progress")) o.progress = checker::SearchOptions::Progress::Always;
+  if (vm.count("no-progress")) o.progress = checker::SearchOptions::Progress::Never;
   return o;
 }
 

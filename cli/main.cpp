@@ -12,7 +12,7 @@ using namespace collmc::cli;
 void usage(std::ostream& out) {
   out << "usage: collmc check FILE... [--json OUT] [--dot OUT] [--svg OUT] [--html OUT] [--full-graph] [--shortest]\n"
          "                          [--no-reduction] [--max-states N] [--time-limit S] [--max-memory MiB]\n"
-         "                          [--quiet] [--expect]\n"
+         "                          [--quiet] [--expect] [--progress | --no-progress]\n"
          "       collmc test PATH... [--max-states N] [--time-limit S] [--max-memory MiB]\n"
          "       collmc replay RESULT.json|FILE.cmc [--backend nccl|mpi] [--hang-after S] [--json OUT] [--shrink]\n"
          "       collmc gen ring --comms N [--agreed] [--profile mpi] [-o FILE]\n"

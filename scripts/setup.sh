@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake libboost-graph-dev libboost-program-options-dev libgtest-dev
-          graphviz nlohmann-json3-dev chromium openmpi-bin libopenmpi-dev)
+          graphviz nlohmann-json3-dev chromium openmpi-bin libopenmpi-dev libabsl-dev libxxhash-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

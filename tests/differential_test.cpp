@@ -2,6 +2,8 @@
 // breadth-first search finds a shortest bad schedule.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "brute_force.h"
 #include "collmc/checker/reduction.h"
 #include "collmc/checker/semantics.h"
@@ -94,6 +96,42 @@ TEST(Differential, ThreeRanksHazards) {
   o.max_statements = 3;
   o.choices = false;
   run_family(3, 200, o, 120, 150000);
+}
+
+TEST(Differential, CommutingChoicesNonblockingSerialized) {
+  // Open orders whose children commute, threads, and (through the knobs) nonblocking comms and
+  // serialized streams: what the reductions of issue 13 lean on.
+  RandomScenarioOptions o;
+  o.max_statements = 3;
+  o.commuting_choices = true;
+  run_family(4, 900, o, 450);
+}
+
+TEST(Differential, SymmetricRanksFourWide) {
+  // Four ranks, one comm family, the same program on every rank unless perturbed.
+  RandomScenarioOptions o;
+  o.min_ranks = 4;
+  o.max_ranks = 4;
+  o.max_comms = 1;
+  o.max_statements = 2;
+  o.choices = false;
+  run_family(5, 300, o, 150, 100000);
+}
+
+// By hand, not in CI: COLLMC_LONG_DIFFERENTIAL=10000 ./build/tests/collmc_tests
+// --gtest_filter=Differential.Long (each family gets the number of cases given, each with its own seed).
+TEST(Differential, Long) {
+  const char* n = std::getenv("COLLMC_LONG_DIFFERENTIAL");
+  if (!n) GTEST_SKIP() << "set COLLMC_LONG_DIFFERENTIAL=N to run N random scenarios per family";
+  const int cases = std::atoi(n);
+  RandomScenarioOptions mixed;
+  mixed.max_statements = 3;
+  mixed.commuting_choices = true;
+  run_family(1000, cases, mixed, cases / 2);
+  RandomScenarioOptions wide;
+  wide.min_ranks = 3;
+  wide.max_statements = 3;
+  run_family(1001, cases / 4, wide, cases / 10, 150000);
 }
 
 }  // namespace

@@ -76,7 +76,16 @@ class Generator {
         if (std::count(comms_[static_cast<size_t>(call.comm)].begin(), comms_[static_cast<size_t>(call.comm)].end(), r))
           body.push_back(call.text);
       perturb(body);
-      out << "rank " << r << " {\n  alloc b0\n  alloc b1\n";
+      if (o_.commuting_choices && chance(0.5))
+        out << "rank " << r << " {\n  any_order {\n    alloc b0\n    alloc b1\n    alloc scratch\n  }\n";
+      else if (o_.commuting_choices)
+        out << "rank " << r << " {\n  alloc b0\n  alloc b1\n  alloc scratch\n";
+      else
+        out << "rank " << r << " {\n  alloc b0\n  alloc b1\n";
+      if (o_.commuting_choices && !body.empty() && chance(0.4)) {
+        const size_t i = static_cast<size_t>(pick(0, static_cast<int>(body.size()) - 1));
+        body[i] = "any_order {\n" + indent(body[i], 1) + "  free scratch\n}";
+      }
       for (const auto& s : body) out << indent(s, 1);
       if (chance(0.6)) out << "  sync " << (chance(0.8) ? "main" : "device") << "\n";
       if (o_.hazards && chance(0.2)) out << "  " << hazard() << "\n";

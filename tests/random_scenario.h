@@ -16,6 +16,9 @@ struct RandomScenarioOptions {
   bool threads = true;
   bool hazards = true;  // deregister, free
   bool knobs = true;    // random runtime_connect, comm_mode, stream_progress, profile
+  // any_order blocks whose children commute (allocations; the free of a scratch buffer nothing uses
+  // next to a call), to stress reductions of open orders
+  bool commuting_choices = false;
 };
 
 std::string random_scenario(std::mt19937& rng, const RandomScenarioOptions& options = {});

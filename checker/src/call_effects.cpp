@@ -106,6 +106,7 @@ class Issuer {
         // waits until every member destroys that same comm; a comm never connected is freed locally.
         auto& m = member(c.comm);
         const bool connected = (m.flags & kConnectReached) || has_p2p_connection(c.comm);
+        if (!(m.flags & (kDestroyed | kAborted))) ++st_.comms[static_cast<size_t>(c.comm)].torn_down;
         m.flags |= kDestroyed;
         if (connected && !mpi && w_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Blocking)
           waits_.push_back(Wait{
@@ -287,8 +288,9 @@ class Issuer {
       }
       // The lowest arrived rank's call stands for the slot, so the state does not depend on arrival order.
       if (r_ < fc.rank) cs.host_open[idx].call = static_cast<uint32_t>(c.id);
+      ++cs.host_open[idx].arrived;
     } else {
-      cs.host_open.push_back(OpenSlot{static_cast<uint32_t>(c.id), count, 0, {}});
+      cs.host_open.push_back(OpenSlot{static_cast<uint32_t>(c.id), 1, count, 0, {}});
     }
     if (c.kind == OpKind::Split) {
       auto& children = cs.host_open[idx].split_children;
@@ -307,11 +309,7 @@ class Issuer {
   void settle_host(const Call& c) {
     auto& cs = st_.comms[static_cast<size_t>(c.comm)];
     const auto& comm = w_.comms[static_cast<size_t>(c.comm)];
-    while (!cs.host_open.empty()) {
-      for (int m : comm.members) {
-        const auto& ms = st_.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(sem_.local_index(m, c.comm))];
-        if (ms.host_issued <= cs.host_base) return;
-      }
+    while (!cs.host_open.empty() && cs.host_open.front().arrived == comm.members.size()) {
       const OpenSlot& done = cs.host_open.front();
       if (!done.split_children.empty()) check_split(c, done);
       cs.host_open.erase(cs.host_open.begin());
@@ -345,6 +343,7 @@ class Issuer {
     auto& m = member(c.comm);
     if (m.flags & kConnectReached) return;
     m.flags |= kConnectReached;
+    ++st_.comms[static_cast<size_t>(c.comm)].connected;
     if (w_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Blocking)
       waits_.push_back(
           Wait{.kind = WaitKind::Connect, .comm = static_cast<uint16_t>(c.comm), .call = static_cast<uint32_t>(c.id)});
@@ -376,18 +375,13 @@ class Issuer {
                         w_.comm_name(c.comm) + ") and rank " + std::to_string(reg_rank) + " a regular one");
       }
       if (r_ < fc.rank) cs.dev_open[idx].call = static_cast<uint32_t>(c.id);
+      ++cs.dev_open[idx].arrived;
     } else {
-      cs.dev_open.push_back(OpenSlot{static_cast<uint32_t>(c.id), count, static_cast<uint8_t>(sym), {}});
+      cs.dev_open.push_back(OpenSlot{static_cast<uint32_t>(c.id), 1, count, static_cast<uint8_t>(sym), {}});
     }
     // Every member issued this slot: nothing left to compare against.
     const auto& comm = w_.comms[static_cast<size_t>(c.comm)];
-    while (!cs.dev_open.empty()) {
-      bool all = std::all_of(comm.members.begin(), comm.members.end(), [&](int mr) {
-        return st_.ranks[static_cast<size_t>(mr)]
-                   .members[static_cast<size_t>(sem_.local_index(mr, c.comm))]
-                   .dev_issued > cs.dev_base;
-      });
-      if (!all) break;
+    while (!cs.dev_open.empty() && cs.dev_open.front().arrived == comm.members.size()) {
       cs.dev_open.erase(cs.dev_open.begin());
       ++cs.dev_base;
     }
@@ -501,6 +495,7 @@ class Issuer {
   }
 
   void abort_comm(int comm) {
+    if (!(member(comm).flags & (kDestroyed | kAborted))) ++st_.comms[static_cast<size_t>(comm)].torn_down;
     member(comm).flags |= kAborted;
     for (auto& st : rs_.streams) {
       for (auto& e : st)
@@ -525,7 +520,7 @@ class Issuer {
 };
 
 std::optional<Violation> apply_calls(const Semantics& semantics, State& next, int rank, int thread,
-                                     const std::vector<int32_t>& calls) {
+                                     std::span<const int32_t> calls) {
   Issuer issuer(semantics, next, rank, thread);
   for (int32_t c : calls)
     if (!issuer.issue(semantics.world().calls[static_cast<size_t>(c)])) break;

@@ -4,57 +4,50 @@
 
 namespace collmc::checker {
 
-namespace {
-bool is_completion(const Step& s) { return s.kind == StepKind::Complete || s.kind == StepKind::CompletePair; }
-}  // namespace
-
-void PersistentSetReduction::successors(const State& s, std::vector<Transition>& out) const {
-  std::vector<Transition> all;
-  inner_.successors(s, all);
-  if (all.size() <= 1 ||
-      std::any_of(all.begin(), all.end(), [](const Transition& t) { return t.violation.has_value(); })) {
-    for (auto& t : all) out.push_back(std::move(t));
-    return;
-  }
-  // One completion no member can interfere with.
-  for (auto& t : all) {
-    if (!is_completion(t.step)) continue;
-    auto members = info_.completion_ranks(t.step);
-    if (std::none_of(members.begin(), members.end(), [&](int m) { return info_.may_read_device(s, m); })) {
-      out.push_back(std::move(t));
-      return;
-    }
-  }
-  // The rank with the fewest enabled steps among those whose steps form a persistent set.
+void PersistentSetReduction::enabled(const State& s, std::vector<Step>& out, int first_rank) const {
   const int ranks = info_.ranks();
-  std::vector<int> count(static_cast<size_t>(ranks), 0);
-  std::vector<char> reads_device(static_cast<size_t>(ranks), 0);
-  std::vector<std::vector<char>> enabled(static_cast<size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) enabled[static_cast<size_t>(r)].assign(static_cast<size_t>(info_.threads(r)), 0);
-  for (const auto& t : all) {
-    if (is_completion(t.step)) continue;
-    ++count[t.step.rank];
-    enabled[t.step.rank][t.step.thread] = 1;
-    if (info_.step_reads_device(t.step)) reads_device[t.step.rank] = 1;
-  }
-  int best = -1;
-  for (int r = 0; r < ranks; ++r) {
-    const auto ru = static_cast<size_t>(r);
-    if (count[ru] == 0) continue;
+  if (first_rank < 0 || first_rank >= ranks) first_rank = 0;
+  std::vector<Step> host;
+  std::vector<Step> completions;
+  std::vector<Step> all;  // every step looked at, for when no persistent subset exists
+  std::vector<char> live_enabled;
+  std::vector<Step> best;
+  for (int i = 0; i < ranks; ++i) {
+    const int r = (first_rank + i) % ranks;
+    host.clear();
+    completions.clear();
+    info_.enabled_of_rank(s, r, host, completions);
+    // One completion no member can interfere with.
+    for (const Step& c : completions) {
+      auto members = info_.completion_ranks(c);
+      if (std::none_of(members.begin(), members.end(), [&](int m) { return info_.may_read_device(s, m); })) {
+        out.push_back(c);
+        return;
+      }
+    }
+    all.insert(all.end(), host.begin(), host.end());
+    all.insert(all.end(), completions.begin(), completions.end());
+    if (host.empty()) continue;
+    // All steps of the rank: persistent when no live thread is blocked (its later steps would lie
+    // outside the set) and none reads device work the rank still has pending.
+    live_enabled.assign(static_cast<size_t>(info_.threads(r)), 0);
+    bool reads_device = false;
+    for (const Step& h : host) {
+      live_enabled[h.thread] = 1;
+      reads_device = reads_device || info_.step_reads_device(h);
+    }
     bool all_live_enabled = true;
     for (int t = 0; t < info_.threads(r); ++t)
-      if (info_.thread_live(s, r, t) && !enabled[ru][static_cast<size_t>(t)]) all_live_enabled = false;
-    if (!all_live_enabled) continue;
-    if (reads_device[ru] && info_.has_pending_device_work(s, r)) continue;
-    if (best < 0 || count[ru] < count[static_cast<size_t>(best)]) best = r;
-    if (count[ru] == 1) break;
+      if (!live_enabled[static_cast<size_t>(t)] && info_.thread_live(s, r, t)) all_live_enabled = false;
+    if (!all_live_enabled || (reads_device && info_.has_pending_device_work(s, r))) continue;
+    if (host.size() == 1) {
+      out.push_back(host.front());
+      return;
+    }
+    if (best.empty() || host.size() < best.size()) best = host;
   }
-  if (best < 0) {
-    for (auto& t : all) out.push_back(std::move(t));
-    return;
-  }
-  for (auto& t : all)
-    if (!is_completion(t.step) && t.step.rank == best) out.push_back(std::move(t));
+  const std::vector<Step>& chosen = best.empty() ? all : best;
+  out.insert(out.end(), chosen.begin(), chosen.end());
 }
 
 }  // namespace collmc::checker

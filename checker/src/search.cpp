@@ -1,19 +1,186 @@
 #include "collmc/checker/search.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <deque>
-#include <unordered_map>
+
+#include "visited_set.h"
 
 namespace collmc::checker {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 uint64_t peak_rss_bytes() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   return static_cast<uint64_t>(u.ru_maxrss) * 1024;
+}
+
+// Limits, statistics and the progress line, shared by both searches.
+class Monitor {
+ public:
+  Monitor(const SearchOptions& options, SearchResult& result)
+      : options_(options), result_(result), start_(Clock::now()) {
+    using P = SearchOptions::Progress;
+    show_ = options.progress == P::Always || (options.progress == P::Auto && isatty(STDERR_FILENO));
+  }
+  ~Monitor() { clear_line(); }
+
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  // Called once per expanded state; returns the limit hit, or "".
+  std::string tick(uint64_t memory_bytes) {
+    auto& st = result_.stats;
+    if (options_.max_states && st.states >= options_.max_states)
+      return "max-states (" + std::to_string(options_.max_states) + ")";
+    if ((st.expanded & 1023) != 0) return {};
+    const double t = elapsed();
+    if (options_.time_limit_s > 0 && t > options_.time_limit_s)
+      return "time-limit (" + std::to_string(options_.time_limit_s) + " s)";
+    if (options_.max_memory_mib && memory_bytes > (options_.max_memory_mib << 20))
+      return "max-memory (" + std::to_string(options_.max_memory_mib) + " MiB)";
+    if (show_ && t >= options_.progress_after_s && t - last_shown_ >= 0.25) {
+      last_shown_ = t;
+      std::fprintf(stderr, "\r[search] %llu states, %.0f states/s, depth %llu, memory %.1f MiB, %.1f s\033[K",
+                   static_cast<unsigned long long>(st.states), static_cast<double>(st.states) / t,
+                   static_cast<unsigned long long>(st.max_depth), static_cast<double>(memory_bytes) / (1 << 20), t);
+      std::fflush(stderr);
+      shown_ = true;
+    }
+    return {};
+  }
+
+  SearchResult finish(model::Verdict v, uint64_t stored, uint64_t memory_bytes) {
+    clear_line();
+    result_.verdict = v;
+    result_.stats.stored = stored;
+    result_.stats.seconds = elapsed();
+    result_.stats.memory_bytes = memory_bytes;
+    result_.stats.peak_rss_bytes = peak_rss_bytes();
+    return std::move(result_);
+  }
+
+ private:
+  void clear_line() {
+    if (!shown_) return;
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+    shown_ = false;
+  }
+
+  const SearchOptions& options_;
+  SearchResult& result_;
+  Clock::time_point start_;
+  bool show_ = false;
+  bool shown_ = false;
+  double last_shown_ = -1;  // when the line was last written (-1: never)
+};
+
+// The state a violating step starts from, rebuilt by replaying the path (the depth-first search
+// applies lone steps in place, so it no longer has it).
+State replay(const NextState& system, const std::vector<Step>& path) {
+  State s = system.initial();
+  for (const Step& step : path) system.apply(s, step);
+  return s;
+}
+
+SearchResult depth_first(const NextState& system, const SearchOptions& options) {
+  SearchResult result;
+  Monitor monitor(options, result);
+  VisitedSet visited;
+  // A state with a choice: its successors not yet explored, and where the path stood.
+  struct Frame {
+    std::vector<Step> steps;
+    std::vector<State> next;
+    size_t taken = 0;
+    size_t path_length = 0;
+  };
+  std::vector<Frame> frames;
+  std::vector<Step> path;
+  std::vector<Step> steps;
+  uint64_t frame_states = 0;
+  uint64_t last_key_size = 0;
+  auto memory = [&]() {
+    return visited.memory_bytes() + path.capacity() * sizeof(Step) + frame_states * (last_key_size + sizeof(State));
+  };
+  auto& stats = result.stats;
+
+  State cur = system.initial();
+  int last_rank = 0;
+  while (true) {
+    ++stats.states;
+    if (path.size() > stats.max_depth) stats.max_depth = path.size();
+    if (std::string limit = monitor.tick(memory()); !limit.empty()) {
+      result.limit = limit;
+      return monitor.finish(model::Verdict::Inconclusive, visited.size(), memory());
+    }
+    steps.clear();
+    system.enabled(cur, steps, last_rank);
+    ++stats.expanded;
+    bool backtrack = false;
+    if (steps.empty()) {
+      if (!system.is_final(cur)) {
+        result.schedule = path;
+        result.end_state = std::move(cur);
+        return monitor.finish(model::Verdict::Deadlock, visited.size(), memory());
+      }
+      backtrack = true;
+    } else if (steps.size() == 1) {
+      ++stats.transitions;
+      if (auto violation = system.apply(cur, steps.front())) {
+        result.schedule = path;
+        result.schedule.push_back(steps.front());
+        result.violation = std::move(violation);
+        result.end_state = replay(system, path);
+        return monitor.finish(result.violation->verdict, visited.size(), memory());
+      }
+      path.push_back(steps.front());
+      last_rank = steps.front().rank;
+      continue;
+    } else {
+      const std::string key = encode_state(cur);
+      last_key_size = key.size();
+      if (!visited.insert(key).second) {
+        backtrack = true;
+      } else {
+        Frame f;
+        f.steps = steps;
+        f.path_length = path.size();
+        f.next.reserve(steps.size());
+        for (const Step& step : steps) {
+          ++stats.transitions;
+          State next = cur;
+          if (auto violation = system.apply(next, step)) {
+            result.schedule = path;
+            result.schedule.push_back(step);
+            result.violation = std::move(violation);
+            result.end_state = std::move(cur);
+            return monitor.finish(result.violation->verdict, visited.size(), memory());
+          }
+          f.next.push_back(std::move(next));
+        }
+        frame_states += f.next.size();
+        frames.push_back(std::move(f));
+      }
+    }
+    if (backtrack)
+      while (!frames.empty() && frames.back().taken == frames.back().steps.size()) {
+        frame_states -= frames.back().next.size();
+        frames.pop_back();
+      }
+    if (frames.empty()) return monitor.finish(model::Verdict::Safe, visited.size(), memory());
+    Frame& f = frames.back();
+    path.resize(f.path_length);
+    path.push_back(f.steps[f.taken]);
+    last_rank = f.steps[f.taken].rank;
+    cur = std::move(f.next[f.taken]);
+    ++f.taken;
+  }
 }
 
 struct Parent {
@@ -23,29 +190,22 @@ struct Parent {
 };
 
 constexpr uint32_t kNoParent = UINT32_MAX;
-// Per-state bookkeeping besides the key's bytes: hash node, bucket, key header, parent record.
-constexpr uint64_t kStateOverhead = 64 + sizeof(Parent);
 
-}  // namespace
-
-SearchResult explore(const NextState& system, const SearchOptions& options) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
+SearchResult breadth_first(const NextState& system, const SearchOptions& options) {
   SearchResult result;
-  std::unordered_map<std::string, uint32_t> index;
-  std::vector<const std::string*> keys;
+  Monitor monitor(options, result);
+  VisitedSet visited;
   std::vector<Parent> parents;
   std::deque<uint32_t> frontier;
-  uint64_t key_bytes = 0;
+  auto& stats = result.stats;
 
   auto add = [&](const State& s, uint32_t parent, uint32_t depth, const Step& step) {
-    auto [it, inserted] = index.emplace(encode_state(s), static_cast<uint32_t>(keys.size()));
+    auto [id, inserted] = visited.insert(encode_state(s));
     if (!inserted) return;
-    key_bytes += it->first.size();
-    keys.push_back(&it->first);
+    ++stats.states;
     parents.push_back(Parent{parent, depth, step});
-    frontier.push_back(it->second);
-    if (depth > result.stats.max_depth) result.stats.max_depth = depth;
+    frontier.push_back(id);
+    if (depth > stats.max_depth) stats.max_depth = depth;
   };
   auto schedule_to = [&](uint32_t id) {
     std::vector<Step> steps;
@@ -56,53 +216,28 @@ SearchResult explore(const NextState& system, const SearchOptions& options) {
     return std::vector<Step>(steps.rbegin(), steps.rend());
   };
   auto memory = [&]() {
-    return key_bytes + keys.size() * kStateOverhead + frontier.size() * sizeof(uint32_t) +
-           index.bucket_count() * sizeof(void*);
+    return visited.memory_bytes() + parents.capacity() * sizeof(Parent) + frontier.size() * sizeof(uint32_t);
   };
-  auto finish = [&](model::Verdict v) {
-    result.verdict = v;
-    result.stats.states = keys.size();
-    result.stats.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    result.stats.memory_bytes = memory();
-    result.stats.peak_rss_bytes = peak_rss_bytes();
-    return result;
-  };
-
-  auto limit_hit = [&]() -> std::string {
-    if (options.max_states && keys.size() >= options.max_states)
-      return "max-states (" + std::to_string(options.max_states) + ")";
-    if ((result.stats.expanded & 255) != 0) return {};
-    if (options.time_limit_s > 0 && std::chrono::duration<double>(Clock::now() - start).count() > options.time_limit_s)
-      return "time-limit (" + std::to_string(options.time_limit_s) + " s)";
-    if (options.max_memory_mib && memory() > (options.max_memory_mib << 20))
-      return "max-memory (" + std::to_string(options.max_memory_mib) + " MiB)";
-    return {};
-  };
+  auto finish = [&](model::Verdict v) { return monitor.finish(v, visited.size(), memory()); };
 
   add(system.initial(), kNoParent, 0, Step{});
   std::vector<Transition> succ;
-  uint32_t violation_depth = kNoParent;  // breadth-first: depth of the state a violation was found from
+  uint32_t violation_depth = kNoParent;  // the depth of the state a violation was found from
   while (!frontier.empty()) {
-    if (std::string limit = limit_hit(); !limit.empty()) {
+    if (std::string limit = monitor.tick(memory()); !limit.empty()) {
       // A violation already found stands (perhaps not the shortest); otherwise nothing is proven.
       if (violation_depth != kNoParent) return finish(result.violation->verdict);
       result.limit = limit;
       return finish(model::Verdict::Inconclusive);
     }
-    uint32_t id;
-    if (options.shortest) {
-      id = frontier.front();
-      if (violation_depth != kNoParent && parents[id].depth > violation_depth) return finish(result.violation->verdict);
-      frontier.pop_front();
-    } else {
-      id = frontier.back();
-      frontier.pop_back();
-    }
-    State s = decode_state(*keys[id]);
+    const uint32_t id = frontier.front();
+    if (violation_depth != kNoParent && parents[id].depth > violation_depth) return finish(result.violation->verdict);
+    frontier.pop_front();
+    State s = decode_state(visited.bytes(id));
     succ.clear();
     system.successors(s, succ);
-    ++result.stats.expanded;
-    result.stats.transitions += succ.size();
+    ++stats.expanded;
+    stats.transitions += succ.size();
     if (succ.empty()) {
       if (!system.is_final(s)) {
         result.violation.reset();
@@ -118,22 +253,21 @@ SearchResult explore(const NextState& system, const SearchOptions& options) {
       result.schedule.push_back(tr.step);
       result.violation = std::move(tr.violation);
       result.end_state = s;  // the state the violating step starts from
-      if (!options.shortest) return finish(result.violation->verdict);
-      // Breadth-first: a deadlock among the states still queued at this depth is shorter.
+      // A deadlock among the states still queued at this depth is shorter.
       violation_depth = parents[id].depth;
       break;
     }
     if (violation_depth != kNoParent) continue;
-    const uint32_t depth = parents[id].depth + 1;
-    if (options.shortest) {
-      for (const auto& tr : succ) add(tr.next, id, depth, tr.step);
-    } else {
-      // Pushed in reverse so that the first successor is explored first.
-      for (auto it = succ.rbegin(); it != succ.rend(); ++it) add(it->next, id, depth, it->step);
-    }
+    for (const auto& tr : succ) add(tr.next, id, parents[id].depth + 1, tr.step);
   }
   if (violation_depth != kNoParent) return finish(result.violation->verdict);
   return finish(model::Verdict::Safe);
+}
+
+}  // namespace
+
+SearchResult explore(const NextState& system, const SearchOptions& options) {
+  return options.shortest ? breadth_first(system, options) : depth_first(system, options);
 }
 
 }  // namespace collmc::checker

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "collmc/checker/semantics.h"
@@ -29,6 +30,6 @@ inline bool streams_empty(const RankState& rs) {
 // the waits the thread now blocks on. Returns the violation the calls hit, if any (`next` is then
 // not a state to explore).
 std::optional<Violation> apply_calls(const Semantics& semantics, State& next, int rank, int thread,
-                                     const std::vector<int32_t>& calls);
+                                     std::span<const int32_t> calls);
 
 }  // namespace collmc::checker

@@ -123,6 +123,7 @@ std::string encode_state(const State& s) {
   });
   auto slot = [&](const OpenSlot& o) {
     w.u(o.call);
+    w.u(o.arrived);
     w.u(o.count);
     w.u(o.symmetric);
     write_vec(w, o.split_children, [&](const std::pair<uint16_t, int16_t>& c) {
@@ -131,6 +132,8 @@ std::string encode_state(const State& s) {
     });
   };
   write_vec(w, s.comms, [&](const CommState& c) {
+    w.u(c.connected);
+    w.u(c.torn_down);
     w.u(c.host_base);
     write_vec(w, c.host_open, slot);
     w.u(c.dev_base);
@@ -196,6 +199,7 @@ State decode_state(std::string_view bytes) {
   });
   auto slot = [&](OpenSlot& o) {
     o.call = r.as<uint32_t>();
+    o.arrived = r.as<uint32_t>();
     o.count = r.u();
     o.symmetric = r.as<uint8_t>();
     read_vec(r, o.split_children, [&](std::pair<uint16_t, int16_t>& c) {
@@ -204,6 +208,8 @@ State decode_state(std::string_view bytes) {
     });
   };
   read_vec(r, s.comms, [&](CommState& c) {
+    c.connected = r.as<uint32_t>();
+    c.torn_down = r.as<uint32_t>();
     c.host_base = r.as<uint32_t>();
     read_vec(r, c.host_open, slot);
     c.dev_base = r.as<uint32_t>();

@@ -3,6 +3,7 @@
 // in call_effects.cpp, the reports on stuck states in diagnosis.cpp.
 #include <algorithm>
 #include <optional>
+#include <span>
 #include <stdexcept>
 
 #include "semantics_internal.h"
@@ -114,10 +115,7 @@ bool Semantics::host_slot_complete(const State& s, int comm, uint32_t slot) cons
 }
 
 bool Semantics::connect_complete(const State& s, int comm) const {
-  for (int m : world_.comms[static_cast<size_t>(comm)].members)
-    if (!(s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, comm))].flags & kConnectReached))
-      return false;
-  return true;
+  return s.comms[static_cast<size_t>(comm)].connected == world_.comms[static_cast<size_t>(comm)].members.size();
 }
 
 static const P2pState* find_p2p(const RankState& rs, int comm, int peer) {
@@ -150,11 +148,7 @@ bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
       return w.dir == 0 ? other->recvs > w.slot : other->sends > w.slot;
     }
     case WaitKind::Teardown:
-      for (int m : world_.comms[w.comm].members)
-        if (!(s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))].flags &
-              (kDestroyed | kAborted)))
-          return false;
-      return true;
+      return s.comms[w.comm].torn_down == world_.comms[w.comm].members.size();
   }
   return false;
 }
@@ -213,69 +207,93 @@ bool Semantics::guard_holds(const State& s, int rank, const Call& c, std::string
   }
 }
 
-void Semantics::successors(const State& s, std::vector<Transition>& out) const {
-  for (int r = 0; r < world_.ranks; ++r) {
-    const auto& rs = s.ranks[static_cast<size_t>(r)];
-    for (size_t t = 0; t < rs.threads.size(); ++t) {
-      const ThreadState& ts = rs.threads[t];
-      if (ts.node < 0) continue;
-      const ControlNode& node = control_.nodes[static_cast<size_t>(ts.node)];
-      if (node.edges.empty() || !waits_hold(s, r, ts)) continue;
-      // Search order (the set of successors is the same): rank r tries the alternatives of a choice
-      // starting at r mod n, so that a depth-first search meets ranks that chose differently (the
-      // cross orders that deadlock) early instead of after every rank agreed.
-      const size_t n_edges = node.edges.size();
-      const bool choice = node.edges.front().kind == ControlEdge::Kind::Choice;
-      const size_t first = choice ? static_cast<size_t>(r) % n_edges : 0;
-      for (size_t i = 0; i < n_edges; ++i) {
-        const size_t e = (first + i) % n_edges;
-        const ControlEdge& edge = node.edges[e];
-        Step step;
-        step.rank = static_cast<uint16_t>(r);
-        step.thread = static_cast<uint16_t>(t);
-        step.edge = static_cast<uint16_t>(e);
-        std::vector<int32_t> single;
-        const std::vector<int32_t>* calls = nullptr;
-        switch (edge.kind) {
-          case ControlEdge::Kind::Choice:
-            step.kind = StepKind::Choose;
-            break;
-          case ControlEdge::Kind::Spawn:
-            step.kind = StepKind::Spawn;
-            step.spawned_thread = edge.thread;
-            break;
-          case ControlEdge::Kind::Call:
-            step.kind = StepKind::Issue;
-            step.call = edge.call;
-            single.push_back(edge.call);
-            calls = &single;
-            break;
-          case ControlEdge::Kind::Group:
-            step.kind = StepKind::IssueGroup;
-            step.group = edge.group;
-            calls = &control_.groups[static_cast<size_t>(edge.group)];
-            break;
+void Semantics::host_steps(const State& s, int r, std::vector<Step>& out) const {
+  const auto& rs = s.ranks[static_cast<size_t>(r)];
+  for (size_t t = 0; t < rs.threads.size(); ++t) {
+    const ThreadState& ts = rs.threads[t];
+    if (ts.node < 0) continue;
+    const ControlNode& node = control_.nodes[static_cast<size_t>(ts.node)];
+    if (node.edges.empty() || !waits_hold(s, r, ts)) continue;
+    // Search order (the set of steps is the same): rank r tries the alternatives of a choice
+    // starting at r mod n, so that a depth-first search meets ranks that chose differently (the
+    // cross orders that deadlock) early instead of after every rank agreed.
+    const size_t n_edges = node.edges.size();
+    const bool choice = node.edges.front().kind == ControlEdge::Kind::Choice;
+    const size_t first = choice ? static_cast<size_t>(r) % n_edges : 0;
+    for (size_t i = 0; i < n_edges; ++i) {
+      const size_t e = (first + i) % n_edges;
+      const ControlEdge& edge = node.edges[e];
+      Step step;
+      step.rank = static_cast<uint16_t>(r);
+      step.thread = static_cast<uint16_t>(t);
+      step.edge = static_cast<uint16_t>(e);
+      switch (edge.kind) {
+        case ControlEdge::Kind::Choice:
+          step.kind = StepKind::Choose;
+          break;
+        case ControlEdge::Kind::Spawn:
+          step.kind = StepKind::Spawn;
+          step.spawned_thread = edge.thread;
+          break;
+        case ControlEdge::Kind::Call:
+          step.kind = StepKind::Issue;
+          step.call = edge.call;
+          if (!guard_holds(s, r, world_.calls[static_cast<size_t>(edge.call)])) continue;
+          break;
+        case ControlEdge::Kind::Group: {
+          step.kind = StepKind::IssueGroup;
+          step.group = edge.group;
+          const auto& calls = control_.groups[static_cast<size_t>(edge.group)];
+          if (!std::all_of(calls.begin(), calls.end(),
+                           [&](int32_t c) { return guard_holds(s, r, world_.calls[static_cast<size_t>(c)]); }))
+            continue;
+          break;
         }
-        if (calls) {
-          bool ok = std::all_of(calls->begin(), calls->end(),
-                                [&](int32_t c) { return guard_holds(s, r, world_.calls[static_cast<size_t>(c)]); });
-          if (!ok) continue;
-        }
-        Transition tr{step, s, std::nullopt};
-        ThreadState& nts = tr.next.ranks[static_cast<size_t>(r)].threads[t];
-        nts.waits.clear();
-        nts.node = edge.target;
-        if (edge.kind == ControlEdge::Kind::Spawn)
-          tr.next.ranks[static_cast<size_t>(r)].threads[static_cast<size_t>(edge.thread)].node =
-              control_.threads[static_cast<size_t>(r)][static_cast<size_t>(edge.thread)].entry;
-        if (calls) {
-          tr.violation = apply_calls(*this, tr.next, r, static_cast<int>(t), *calls);
-        }
-        out.push_back(std::move(tr));
       }
+      out.push_back(step);
     }
   }
-  device_successors(s, out);
+}
+
+void Semantics::enabled(const State& s, std::vector<Step>& out, int /*first_rank*/) const {
+  for (int r = 0; r < world_.ranks; ++r) host_steps(s, r, out);
+  for (int r = 0; r < world_.ranks; ++r) device_steps(s, r, out);
+}
+
+void Semantics::enabled_of_rank(const State& s, int rank, std::vector<Step>& host,
+                                std::vector<Step>& completions) const {
+  host_steps(s, rank, host);
+  device_steps(s, rank, completions);
+}
+
+std::optional<Violation> Semantics::apply(State& s, const Step& step) const {
+  if (step.kind == StepKind::Complete) {
+    for (int m : world_.comms[step.comm].members) complete_part(s, m, PartKind::Collective, step.comm, step.slot, -1);
+    return std::nullopt;
+  }
+  if (step.kind == StepKind::CompletePair) {
+    complete_part(s, step.rank, PartKind::Send, step.comm, step.slot, step.peer);
+    complete_part(s, step.peer, PartKind::Recv, step.comm, step.slot, step.rank);
+    return std::nullopt;
+  }
+  auto& rs = s.ranks[step.rank];
+  ThreadState& ts = rs.threads[step.thread];
+  const ControlEdge& edge = control_.nodes[static_cast<size_t>(ts.node)].edges[step.edge];
+  ts.waits.clear();
+  ts.node = edge.target;
+  switch (edge.kind) {
+    case ControlEdge::Kind::Choice:
+      return std::nullopt;
+    case ControlEdge::Kind::Spawn:
+      rs.threads[static_cast<size_t>(edge.thread)].node =
+          control_.threads[step.rank][static_cast<size_t>(edge.thread)].entry;
+      return std::nullopt;
+    case ControlEdge::Kind::Call:
+      return apply_calls(*this, s, step.rank, step.thread, std::span<const int32_t>(&edge.call, 1));
+    case ControlEdge::Kind::Group:
+      return apply_calls(*this, s, step.rank, step.thread, control_.groups[static_cast<size_t>(edge.group)]);
+  }
+  return std::nullopt;
 }
 
 std::vector<const StreamEntry*> Semantics::running_entries(const RankState& rs) const {
@@ -300,34 +318,27 @@ bool Semantics::running_part(const State& s, int rank, PartKind kind, int comm, 
   return false;
 }
 
-void Semantics::device_successors(const State& s, std::vector<Transition>& out) const {
-  for (int r = 0; r < world_.ranks; ++r) {
-    for (const StreamEntry* e : running_entries(s.ranks[static_cast<size_t>(r)])) {
-      for (const auto& p : e->parts) {
-        if (p.done) continue;
-        Step step;
-        step.rank = static_cast<uint16_t>(r);
-        step.comm = p.comm;
-        step.slot = p.slot;
-        if (p.kind == PartKind::Collective) {
-          const auto& members = world_.comms[p.comm].members;
-          if (members.front() != r) continue;
-          bool all = std::all_of(members.begin(), members.end(),
-                                 [&](int m) { return running_part(s, m, PartKind::Collective, p.comm, p.slot, -1); });
-          if (!all) continue;
-          step.kind = StepKind::Complete;
-          Transition tr{step, s, std::nullopt};
-          for (int m : members) complete_part(tr.next, m, PartKind::Collective, p.comm, p.slot, -1);
-          out.push_back(std::move(tr));
-        } else if (p.kind == PartKind::Send) {
-          if (!running_part(s, p.peer, PartKind::Recv, p.comm, p.slot, r)) continue;
-          step.kind = StepKind::CompletePair;
-          step.peer = p.peer;
-          Transition tr{step, s, std::nullopt};
-          complete_part(tr.next, r, PartKind::Send, p.comm, p.slot, p.peer);
-          complete_part(tr.next, p.peer, PartKind::Recv, p.comm, p.slot, r);
-          out.push_back(std::move(tr));
-        }
+void Semantics::device_steps(const State& s, int r, std::vector<Step>& out) const {
+  for (const StreamEntry* e : running_entries(s.ranks[static_cast<size_t>(r)])) {
+    for (const auto& p : e->parts) {
+      if (p.done) continue;
+      Step step;
+      step.rank = static_cast<uint16_t>(r);
+      step.comm = p.comm;
+      step.slot = p.slot;
+      if (p.kind == PartKind::Collective) {
+        const auto& members = world_.comms[p.comm].members;
+        if (members.front() != r) continue;
+        bool all = std::all_of(members.begin(), members.end(),
+                               [&](int m) { return running_part(s, m, PartKind::Collective, p.comm, p.slot, -1); });
+        if (!all) continue;
+        step.kind = StepKind::Complete;
+        out.push_back(step);
+      } else if (p.kind == PartKind::Send) {
+        if (!running_part(s, p.peer, PartKind::Recv, p.comm, p.slot, r)) continue;
+        step.kind = StepKind::CompletePair;
+        step.peer = p.peer;
+        out.push_back(step);
       }
     }
   }

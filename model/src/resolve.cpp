@@ -296,8 +296,16 @@ class Resolver {
 
   int comm_for_rank(const std::string& name, const SourceLoc& loc, Call& c, bool must_be_member) {
     const std::vector<int>& ids = known_comm(name, loc);
-    for (int id : ids)
-      if (w_.comms[static_cast<size_t>(id)].has_member(rank_)) return id;
+    // A family's instance of each rank, computed once per family: a scan of the instances for every
+    // call would cost O(W) per call, O(W^2) for the program.
+    auto [at, fresh] = instance_of_rank_.try_emplace(name);
+    if (fresh) {
+      at->second.assign(static_cast<size_t>(w_.ranks), -1);
+      for (auto id = ids.rbegin(); id != ids.rend(); ++id)  // the first instance that has the rank wins
+        for (int m : w_.comms[static_cast<size_t>(*id)].members)
+          if (m >= 0 && m < w_.ranks) at->second[static_cast<size_t>(m)] = *id;
+    }
+    if (int id = at->second[static_cast<size_t>(rank_)]; id >= 0) return id;
     if (must_be_member)
       usage(c, loc,
             "rank " + std::to_string(rank_) + " is not a member of " +
@@ -361,6 +369,7 @@ class Resolver {
   const Scenario& sc_;
   World w_;
   std::map<std::string, std::vector<int>> decl_index_;
+  std::map<std::string, std::vector<int>> instance_of_rank_;  // family -> [rank] -> instance id or -1
   uint64_t calls_made_ = 0;
   uint64_t iterations_ = 0;
   int rank_ = 0;

@@ -24,6 +24,10 @@ class IndependenceInfo {
   virtual bool may_read_device(const State& s, int rank) const = 0;
   // The ranks whose streams a completion step changes.
   virtual std::vector<int> completion_ranks(const Step& step) const = 0;
+  // The enabled steps that belong to `rank`: its threads' host steps, and the completions it stands
+  // for (every completion belongs to exactly one rank). Over all ranks: every enabled step.
+  virtual void enabled_of_rank(const State& s, int rank, std::vector<Step>& host,
+                               std::vector<Step>& completions) const = 0;
 };
 
 }  // namespace collmc::checker

@@ -51,14 +51,25 @@ struct Transition {
   std::optional<Violation> violation;  // the step itself is the bad outcome; `next` is not explored
 };
 
+// Enabled steps first, successors only for the steps a search takes (LTSmin's PINS asks for the
+// enabled transition groups before it builds any successor): a reduction that keeps one step of many
+// builds one successor, and a search can apply a lone step in place instead of copying the state.
 class NextState {
  public:
   virtual ~NextState() = default;
   virtual State initial() const = 0;
-  // Every enabled step of `s`, with its successor state.
-  virtual void successors(const State& s, std::vector<Transition>& out) const = 0;
+  // Appends every enabled step of `s` (for a reduction: the steps it keeps). `first_rank` is where
+  // the previous step acted: a reduction looks at that rank first, since it is the likeliest to
+  // still be able to move; it never changes which steps are enabled.
+  virtual void enabled(const State& s, std::vector<Step>& out, int first_rank = 0) const = 0;
+  // Applies an enabled `step` to `s` in place. Returns the violation the step is, if it is one;
+  // `s` is then not a state to explore.
+  virtual std::optional<Violation> apply(State& s, const Step& step) const = 0;
   // Every thread done, every stream empty, every collective complete.
   virtual bool is_final(const State& s) const = 0;
+
+  // Every enabled step with its successor (enabled(), then apply() on a copy of `s` for each).
+  void successors(const State& s, std::vector<Transition>& out) const;
 };
 
 }  // namespace collmc::checker

@@ -42,7 +42,8 @@ class Semantics final : public NextState, public IndependenceInfo {
   explicit Semantics(const model::World& world);
 
   State initial() const override;
-  void successors(const State& s, std::vector<Transition>& out) const override;
+  void enabled(const State& s, std::vector<Step>& out, int first_rank = 0) const override;
+  std::optional<Violation> apply(State& s, const Step& step) const override;
   bool is_final(const State& s) const override;
 
   // IndependenceInfo
@@ -53,6 +54,8 @@ class Semantics final : public NextState, public IndependenceInfo {
   bool has_pending_device_work(const State& s, int rank) const override;
   bool may_read_device(const State& s, int rank) const override;
   std::vector<int> completion_ranks(const Step& step) const override;
+  void enabled_of_rank(const State& s, int rank, std::vector<Step>& host,
+                       std::vector<Step>& completions) const override;
 
   const model::World& world() const { return world_; }
   const ControlProgram& control() const { return control_; }
@@ -86,7 +89,10 @@ class Semantics final : public NextState, public IndependenceInfo {
   bool connect_complete(const State& s, int comm) const;
   bool running_part(const State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const;
   std::vector<const StreamEntry*> running_entries(const RankState& rs) const;
-  void device_successors(const State& s, std::vector<Transition>& out) const;
+  // The host steps of `rank`'s threads, and the device completions `rank` stands for (a collective's
+  // lowest member, a send/recv pair's sender).
+  void host_steps(const State& s, int rank, std::vector<Step>& out) const;
+  void device_steps(const State& s, int rank, std::vector<Step>& out) const;
   void complete_part(State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const;
   std::string describe_wait(const State& s, int rank, const Wait& w) const;
   std::string where_is(const State& s, int rank) const;

@@ -112,6 +112,7 @@ struct RankState {
 // First arrival at a slot that not every member has reached yet: what later arrivals must match.
 struct OpenSlot {
   uint32_t call = 0;
+  uint32_t arrived = 0;  // members that took this slot; it completes when all have (O(1), not a scan)
   uint64_t count = 0;
   uint8_t symmetric = 0;
   std::vector<std::pair<uint16_t, int16_t>> split_children;  // (rank, child comm or -1)
@@ -119,6 +120,10 @@ struct OpenSlot {
 };
 
 struct CommState {
+  // Members that reached the runtime connect / entered destroy (or abort): counts of the members'
+  // flags, so that a wait on every member is one comparison, not a scan of the comm.
+  uint32_t connected = 0;
+  uint32_t torn_down = 0;
   uint32_t host_base = 0;  // host slots below this are complete
   std::vector<OpenSlot> host_open;
   uint32_t dev_base = 0;  // device slots below this were reached by every member

@@ -1,0 +1,92 @@
+// The search's own behaviour: the progress line, limits that end in `inconclusive` with the figures
+// reached, and states stored only where the search has a choice.
+#include <gtest/gtest.h>
+
+#include "collmc/checker/check.h"
+#include "collmc/gen/generators.h"
+#include "test_support.h"
+
+namespace collmc::testing {
+namespace {
+
+// Eight ranks registering on a ring of comms in agreed order: safe, thousands of states unreduced.
+model::World ring() { return world_from(gen::ring_scenario(8, true)); }
+
+TEST(Search, ProgressLineWhenAsked) {
+  model::World world = ring();
+  checker::SearchOptions o;
+  o.reduction = false;
+  o.progress = checker::SearchOptions::Progress::Always;
+  o.progress_after_s = 0;
+  ::testing::internal::CaptureStderr();
+  checker::CheckResult r = checker::check(world, o);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(r.verdict, model::Verdict::Safe);
+  EXPECT_NE(err.find("[search] "), std::string::npos) << err;
+  EXPECT_NE(err.find(" states/s, depth "), std::string::npos) << err;
+  EXPECT_NE(err.find("MiB"), std::string::npos) << err;
+  // The line is erased when the search ends, so the report starts on a clean line.
+  EXPECT_EQ(err.substr(err.size() - 4), "\r\033[K") << err;
+}
+
+TEST(Search, NoProgressLineWhenSilenced) {
+  model::World world = ring();
+  checker::SearchOptions o;
+  o.reduction = false;
+  o.progress = checker::SearchOptions::Progress::Never;
+  o.progress_after_s = 0;
+  ::testing::internal::CaptureStderr();
+  checker::check(world, o);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
+TEST(Search, LimitsEndInconclusiveWithTheFiguresReached) {
+  model::World world = ring();
+  checker::SearchOptions o;
+  o.reduction = false;
+  o.progress = checker::SearchOptions::Progress::Never;
+  o.max_states = 500;
+  checker::CheckResult r = checker::check(world, o);
+  EXPECT_EQ(r.verdict, model::Verdict::Inconclusive);
+  EXPECT_EQ(r.stats.states, 500u);
+  EXPECT_GT(r.stats.stored, 0u);
+  EXPECT_GT(r.stats.transitions, 0u);
+  EXPECT_GT(r.stats.memory_bytes, 0u);
+  EXPECT_NE(r.limit.find("max-states"), std::string::npos);
+  o.shortest = true;
+  checker::CheckResult bfs = checker::check(world, o);
+  EXPECT_EQ(bfs.verdict, model::Verdict::Inconclusive);
+  EXPECT_EQ(bfs.stats.states, 500u);
+}
+
+TEST(Search, FixedOrdersStoreNoStates) {
+  // Every order fixed: the reduced space is one path, followed in place.
+  model::World world = world_from(gen::ring_scenario(16, true));
+  checker::SearchOptions o;
+  o.progress = checker::SearchOptions::Progress::Never;
+  checker::CheckResult r = checker::check(world, o);
+  EXPECT_EQ(r.verdict, model::Verdict::Safe);
+  EXPECT_EQ(r.stats.stored, 0u);
+  EXPECT_EQ(r.stats.states, r.stats.transitions + 1);
+  // Unreduced, the interleavings branch and are stored, each once.
+  o.reduction = false;
+  o.max_states = 20000;
+  checker::CheckResult full = checker::check(world, o);
+  EXPECT_GT(full.stats.stored, 100u);
+}
+
+TEST(Search, ViolationReportsTheStateBeforeTheStep) {
+  // The lone-step chain is applied in place; the state before the violating free is rebuilt.
+  model::World world = world_from("ranks 2\ncomm A = [0, 1]\nrank * {\n  alloc b\n  all_reduce A b\n  free b\n}\n");
+  checker::SearchOptions o;
+  o.progress = checker::SearchOptions::Progress::Never;
+  checker::CheckResult r = checker::check(world, o);
+  EXPECT_EQ(r.verdict, model::Verdict::UseAfterFree);
+  ASSERT_FALSE(r.blocked.empty());
+  bool pending_stream = false;
+  for (const auto& b : r.blocked) pending_stream = pending_stream || b.stream >= 0;
+  EXPECT_TRUE(pending_stream) << "the all_reduce must still be pending in the reported state";
+}
+
+}  // namespace
+}  // namespace collmc::testing
