@@ -9,10 +9,11 @@ namespace collmc::replay {
 std::string text_report(const ReplayReport& r) {
   std::ostringstream out;
   out << r.scenario << ": " << outcome_name(r.outcome)
-      << (r.outcome == Outcome::Refused ? ""
-          : r.allowed_difference        ? " (agrees with the model: a difference the library allows)"
-          : r.agrees                    ? " (agrees with the model)"
-                                        : " (DISAGREES with the model)")
+      << (r.outcome == Outcome::Refused       ? ""
+          : r.outcome == Outcome::Interrupted ? " (not compared with the model)"
+          : r.allowed_difference              ? " (agrees with the model: a difference the library allows)"
+          : r.agrees                          ? " (agrees with the model)"
+                                              : " (DISAGREES with the model)")
       << "\n  model: " << model::verdict_name(r.predicted) << "\n";
   for (const auto& n : r.model_notes) out << "  model assumes: " << n << "\n";
   out << "  hardware: " << r.summary << (r.allowed_difference ? " (allowed: see the note)" : "") << "\n";
