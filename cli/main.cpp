@@ -15,6 +15,7 @@ void usage(std::ostream& out) {
          "                          [--quiet] [--expect]\n"
          "       collmc test PATH... [--max-states N] [--time-limit S] [--max-memory MiB]\n"
          "       collmc replay RESULT.json|FILE.cmc [--backend nccl|mpi] [--hang-after S] [--json OUT] [--shrink]\n"
+         "                     [--launcher local|mpirun|srun] [--hosts LIST] [--np N] [--confirm-after S]\n"
          "       collmc gen ring --comms N [--agreed] [--profile mpi] [-o FILE]\n"
          "       collmc gen megatron --world W [--tp N --cp N --pp N --ep N --etp N] [--dist-opt-instances N]\n"
          "                  [--ubr-groups dense,expert,outer,dense-ag] [--order list|per-rank|sorted]\n"
