@@ -27,8 +27,8 @@ namespace fs = std::filesystem;
 
 enum class RecorderKind { Nccl, Mpi };
 
-// $COLLMC_RECORDER (NCCL) / $COLLMC_RECORDER_MPI, else the library built with this collmc, else one next to
-// the binary.
+// $COLLMC_RECORDER (NCCL) / $COLLMC_RECORDER_MPI, else one next to the binary or installed with it, else
+// the one built with it.
 std::string find_recorder(RecorderKind kind) {
   const bool mpi = kind == RecorderKind::Mpi;
   const char* env_name = mpi ? "COLLMC_RECORDER_MPI" : "COLLMC_RECORDER";
@@ -38,18 +38,19 @@ std::string find_recorder(RecorderKind kind) {
     if (!fs::is_regular_file(env)) throw std::runtime_error(std::string("$") + env_name + " names no file: " + env);
     return fs::absolute(env).string();
   }
+  // Relative to this binary first, so that an installed collmc uses the recorder installed with it.
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    candidates.push_back(exe.parent_path() / file);
+    candidates.push_back(exe.parent_path() / COLLMC_RECORDER_FROM_BINARY / file);
+  }
 #ifdef COLLMC_RECORDER_PATH
   if (!mpi) candidates.emplace_back(COLLMC_RECORDER_PATH);
 #endif
 #ifdef COLLMC_RECORDER_MPI_PATH
   if (mpi) candidates.emplace_back(COLLMC_RECORDER_MPI_PATH);
 #endif
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    candidates.push_back(exe.parent_path() / file);
-    candidates.push_back(exe.parent_path().parent_path() / "lib" / file);
-  }
   for (const auto& c : candidates)
     if (fs::is_regular_file(c, ec)) return c.string();
   throw std::runtime_error("cannot find " + file + " (built with collmc when " +
@@ -157,39 +158,17 @@ size_t count_lines(const std::string& path) {
 }  // namespace
 
 int cmd_record(const std::vector<std::string>& args) {
-  // Options up to "--" (or up to the first word that is not an option): the rest is the program.
-  size_t i = 0;
-  std::vector<std::string> options;
-  bool dashes = false;
-  for (; i < args.size(); ++i) {
-    if (args[i] == "--") {
-      dashes = true;
-      ++i;
-      break;
-    }
-    if (args[i].empty() || args[i][0] != '-') {
-      const bool value_of_previous =
-          !options.empty() && (options.back() == "--out" || options.back() == "-o" || options.back() == "--recorder" ||
-                               options.back() == "--time-limit");
-      if (!value_of_previous) break;  // the program, without a "--" before it
-    }
-    options.push_back(args[i]);
-  }
-  (void)dashes;
-  po::options_description d("record");
-  d.add_options()("out,o", po::value<std::string>()->default_value("collmc-traces"),
-                  "directory for the trace files (one per process)")(
-      "recorder", po::value<std::string>()->default_value("auto"),
+  po::options_description d;
+  d.add_options()("out,o", po::value<std::string>()->default_value("collmc-traces")->value_name("DIR"),
+                  "directory for the trace files (collmc-trace.<host>.<pid>.jsonl, one per process)")(
+      "recorder", po::value<std::string>()->default_value("auto")->value_name("KIND"),
       "auto (mpi for a program started by mpirun/mpiexec or linked with libmpi, else nccl), nccl or mpi")(
-      "time-limit", po::value<double>(),
-      "stop the program (SIGTERM to its process group, SIGKILL 2 s later) after S seconds: the traces then show "
-      "where each process was");
-  po::variables_map vm;
-  po::store(po::command_line_parser(options).options(d).run(), vm);
-  po::notify(vm);
-  if (i >= args.size())
-    throw po::error("record needs a program: collmc record [--out DIR] [--recorder auto|nccl|mpi] -- PROGRAM ARGS...");
-  std::vector<std::string> program(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+      "time-limit", po::value<double>()->value_name("S"),
+      "stop the program (SIGTERM to its process group, SIGKILL 2 s later) after S seconds and exit 124: the "
+      "traces then show where each process was");
+  const auto [vm, program_args] =
+      parse_before_program(args, d, "record needs a program: collmc record -- PROGRAM ARGS...");
+  std::vector<std::string> program = program_args;
   const std::string out_dir = vm["out"].as<std::string>();
   const std::string which = vm["recorder"].as<std::string>();
   if (which != "auto" && which != "nccl" && which != "mpi")
