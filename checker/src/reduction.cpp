@@ -28,6 +28,9 @@ void PersistentSetReduction::enabled(const State& s, std::vector<Step>& out, int
     all.insert(all.end(), host.begin(), host.end());
     all.insert(all.end(), completions.begin(), completions.end());
     if (host.empty()) continue;
+    // A receive from any rank (MatchAny) may also take a send that another rank has yet to issue: its
+    // rank's steps are no persistent set; the other ranks' steps commute with it (a later match still can).
+    if (std::any_of(host.begin(), host.end(), [](const Step& h) { return h.kind == StepKind::MatchAny; })) continue;
     // All steps of the rank: persistent when no live thread is blocked (its later steps would lie
     // outside the set) and none reads device work the rank still has pending.
     live_enabled.assign(static_cast<size_t>(info_.threads(r)), 0);

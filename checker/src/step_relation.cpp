@@ -149,6 +149,8 @@ bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
     }
     case WaitKind::Teardown:
       return s.comms[w.comm].torn_down == world_.comms[w.comm].members.size();
+    case WaitKind::P2pAny:
+      return false;  // a MatchAny step removes it
   }
   return false;
 }
@@ -258,15 +260,81 @@ void Semantics::host_steps(const State& s, int r, std::vector<Step>& out) const 
 void Semantics::enabled(const State& s, std::vector<Step>& out, int /*first_rank*/) const {
   for (int r = 0; r < world_.ranks; ++r) host_steps(s, r, out);
   for (int r = 0; r < world_.ranks; ++r) device_steps(s, r, out);
+  for (int r = 0; r < world_.ranks; ++r) match_any_steps(s, r, out);
 }
 
 void Semantics::enabled_of_rank(const State& s, int rank, std::vector<Step>& host,
                                 std::vector<Step>& completions) const {
   host_steps(s, rank, host);
+  match_any_steps(s, rank, host);
   device_steps(s, rank, completions);
 }
 
+const Wait* Semantics::waiting_send(const State& s, int receiver, int comm, int sender, uint32_t pair) const {
+  for (const auto& sts : s.ranks[static_cast<size_t>(sender)].threads)
+    for (const auto& sw : sts.waits)
+      if (sw.kind == WaitKind::P2pHost && sw.dir == 0 && sw.comm == comm && sw.peer == receiver && sw.slot == pair)
+        return &sw;
+  return nullptr;
+}
+
+// A thread blocked in `recv COMM any` (MPI_ANY_SOURCE) takes the next send to it of any member that has
+// issued one and waits in it: one step per such sender, so the search tries every match. Per sender the
+// order is kept (MPI's non-overtaking rule): the wildcard takes that sender's oldest unmatched send.
+void Semantics::match_any_steps(const State& s, int r, std::vector<Step>& out) const {
+  const auto& rs = s.ranks[static_cast<size_t>(r)];
+  for (size_t t = 0; t < rs.threads.size(); ++t) {
+    const auto& waits = rs.threads[t].waits;
+    const auto any = std::find_if(waits.begin(), waits.end(), [](const Wait& w) { return w.kind == WaitKind::P2pAny; });
+    if (any == waits.end()) continue;
+    for (int sender : world_.comms[any->comm].members) {
+      const P2pState* mine = find_p2p(rs, any->comm, sender);
+      const uint32_t k = mine != nullptr ? mine->recvs : 0;
+      if (waiting_send(s, r, any->comm, sender, k) == nullptr) continue;
+      Step step;
+      step.kind = StepKind::MatchAny;
+      step.rank = static_cast<uint16_t>(r);
+      step.thread = static_cast<uint16_t>(t);
+      step.comm = any->comm;
+      step.peer = static_cast<uint16_t>(sender);
+      step.slot = k;
+      out.push_back(step);
+    }
+  }
+}
+
+std::optional<Violation> Semantics::apply_match_any(State& s, const Step& step) const {
+  const Wait* send = waiting_send(s, step.rank, step.comm, step.peer, step.slot);
+  if (send == nullptr) throw std::logic_error("MatchAny step without its send");
+  const uint64_t send_count = send->count;
+  const uint32_t send_call = send->call;
+  auto& rs = s.ranks[step.rank];
+  auto& waits = rs.threads[step.thread].waits;
+  const auto any = std::find_if(waits.begin(), waits.end(), [](const Wait& w) { return w.kind == WaitKind::P2pAny; });
+  const Wait w = *any;
+  waits.erase(any);
+  P2pState key{w.comm, step.peer, 0, 0, 0};
+  auto pos = std::lower_bound(rs.p2p.begin(), rs.p2p.end(), key, [](const P2pState& a, const P2pState& b) {
+    return std::tie(a.comm, a.peer) < std::tie(b.comm, b.peer);
+  });
+  if (pos == rs.p2p.end() || pos->comm != key.comm || pos->peer != key.peer) pos = rs.p2p.insert(pos, key);
+  ++pos->recvs;
+  const Call& rc = world_.calls[w.call];
+  const Call& sc = world_.calls[send_call];
+  if (send_count == w.count && sc.dtype == rc.dtype) return std::nullopt;
+  return Violation{
+      model::Verdict::Mismatch,
+      "send/recv pair " + std::to_string(step.slot) + " between ranks " + std::to_string(step.peer) + " and " +
+          std::to_string(step.rank) + " on " + world_.comm_name(w.comm) + " differs: " +
+          (send_count != w.count ? "count " + std::to_string(send_count) + " and " + std::to_string(w.count)
+                                 : "dtype " + world_.dtypes[static_cast<size_t>(sc.dtype)] + " and " +
+                                       world_.dtypes[static_cast<size_t>(rc.dtype)]) +
+          " (" + call_ref(static_cast<int>(send_call)) + ", " + call_ref(static_cast<int>(w.call)) + ")",
+      step.rank, step.thread, static_cast<int>(w.call)};
+}
+
 std::optional<Violation> Semantics::apply(State& s, const Step& step) const {
+  if (step.kind == StepKind::MatchAny) return apply_match_any(s, step);
   if (step.kind == StepKind::Complete) {
     for (int m : world_.comms[step.comm].members) complete_part(s, m, PartKind::Collective, step.comm, step.slot, -1);
     return std::nullopt;

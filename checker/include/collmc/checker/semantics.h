@@ -93,6 +93,11 @@ class Semantics final : public NextState, public IndependenceInfo {
   // lowest member, a send/recv pair's sender).
   void host_steps(const State& s, int rank, std::vector<Step>& out) const;
   void device_steps(const State& s, int rank, std::vector<Step>& out) const;
+  // `recv COMM any`: a step per sender whose next send to `rank` waits for a receive.
+  void match_any_steps(const State& s, int rank, std::vector<Step>& out) const;
+  std::optional<Violation> apply_match_any(State& s, const Step& step) const;
+  // The P2pHost wait of `sender`'s send number `pair` to `receiver` on `comm`, if it waits in it.
+  const Wait* waiting_send(const State& s, int receiver, int comm, int sender, uint32_t pair) const;
   void complete_part(State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const;
   std::string describe_wait(const State& s, int rank, const Wait& w) const;
   std::string where_is(const State& s, int rank) const;

@@ -3,9 +3,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "collmc/checker/check.h"
+#include "collmc/report/check_report.h"
 
-namespace collmc::checker {
+namespace collmc::report {
+
+using checker::CheckResult;
+using checker::SearchStats;
+using checker::StepKind;
+using checker::WaitForGraph;
+using checker::WaitNode;
 
 namespace {
 
@@ -35,6 +41,8 @@ const char* step_kind_name(StepKind k) {
       return "complete";
     case StepKind::CompletePair:
       return "complete_pair";
+    case StepKind::MatchAny:
+      return "match_any";
   }
   return "?";
 }
@@ -264,4 +272,4 @@ std::string json_report(const CheckResult& r) {
   return j.dump(2) + "\n";
 }
 
-}  // namespace collmc::checker
+}  // namespace collmc::report
