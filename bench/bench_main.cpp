@@ -9,7 +9,7 @@
 // - megatron-fsdp-per-rank-nb: per-rank order on nonblocking comms (cross-ordered registrations
 //   complete: safe).
 // - grid-nb: W = n x n ranks, nonblocking row and column comms, every rank registering R segments on
-//   both in any order (safe).
+//   both in any order (a deadlock for R >= 2: see grid_scenario).
 // - alloc-then-register: every rank allocates K buffers in any order, then registers them (safe).
 // - any-order-streams: K all_reduces on K comms and K streams in any order, runtime connect off (safe).
 #include <algorithm>
@@ -54,7 +54,10 @@ std::string grid_scenario(int n, int segments) {
     rows += (i ? ", " : "") + ("[" + row + "]");
     cols += (i ? ", " : "") + ("[" + col + "]");
   }
-  std::string t = "ranks " + std::to_string(n * n) + "\nexpect safe\nset comm_mode = nonblocking\n";
+  // With R >= 2 this deadlocks in the model: a thread's second call on a nonblocking comm waits (in its
+  // guard) for the first to complete, so cross-ordered rows and columns wait for each other.
+  std::string t = "ranks " + std::to_string(n * n) + (segments >= 2 ? "\nexpect deadlock" : "\nexpect safe") +
+                  "\nset comm_mode = nonblocking\n";
   t += "comm row = {" + rows + "}\ncomm col = {" + cols + "}\nrank * {\n";
   for (int r = 0; r < segments; ++r) t += "  alloc seg" + std::to_string(r) + " 64MiB\n";
   t += "  any_order {\n";

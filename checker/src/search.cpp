@@ -93,20 +93,21 @@ SearchResult depth_first(const NextState& system, const SearchOptions& options) 
   SearchResult result;
   Monitor monitor(options, result);
   VisitedSet visited;
-  // A state with a choice: its successors not yet explored, and where the path stood.
+  // A state with a choice (kept in the visited set, rebuilt from its bytes on return): its steps not
+  // yet explored, and where the path stood.
   struct Frame {
     std::vector<Step> steps;
-    std::vector<State> next;
+    uint32_t state = 0;
     size_t taken = 0;
     size_t path_length = 0;
   };
   std::vector<Frame> frames;
   std::vector<Step> path;
   std::vector<Step> steps;
-  uint64_t frame_states = 0;
-  uint64_t last_key_size = 0;
+  uint64_t frame_steps = 0;
   auto memory = [&]() {
-    return visited.memory_bytes() + path.capacity() * sizeof(Step) + frame_states * (last_key_size + sizeof(State));
+    return visited.memory_bytes() + path.capacity() * sizeof(Step) + frames.capacity() * sizeof(Frame) +
+           frame_steps * sizeof(Step);
   };
   auto& stats = result.stats;
 
@@ -143,34 +144,36 @@ SearchResult depth_first(const NextState& system, const SearchOptions& options) 
       last_rank = steps.front().rank;
       continue;
     } else {
-      const std::string key = encode_state(cur);
-      last_key_size = key.size();
-      if (!visited.insert(key).second) {
+      auto [id, inserted] = visited.insert(encode_state(cur));
+      if (!inserted) {
         backtrack = true;
       } else {
-        Frame f;
-        f.steps = steps;
-        f.path_length = path.size();
-        f.next.reserve(steps.size());
-        for (const Step& step : steps) {
+        // Every step is tried before any is followed, so that a violation one step away is reported
+        // here, as the first of them in order; the first successor is the one followed.
+        State first;
+        for (size_t i = 0; i < steps.size(); ++i) {
           ++stats.transitions;
           State next = cur;
-          if (auto violation = system.apply(next, step)) {
+          if (auto violation = system.apply(next, steps[i])) {
             result.schedule = path;
-            result.schedule.push_back(step);
+            result.schedule.push_back(steps[i]);
             result.violation = std::move(violation);
             result.end_state = std::move(cur);
             return monitor.finish(result.violation->verdict, visited.size(), memory());
           }
-          f.next.push_back(std::move(next));
+          if (i == 0) first = std::move(next);
         }
-        frame_states += f.next.size();
-        frames.push_back(std::move(f));
+        frame_steps += steps.size();
+        frames.push_back(Frame{steps, id, 1, path.size()});
+        path.push_back(steps.front());
+        last_rank = steps.front().rank;
+        cur = std::move(first);
+        continue;
       }
     }
     if (backtrack)
       while (!frames.empty() && frames.back().taken == frames.back().steps.size()) {
-        frame_states -= frames.back().next.size();
+        frame_steps -= frames.back().steps.size();
         frames.pop_back();
       }
     if (frames.empty()) return monitor.finish(model::Verdict::Safe, visited.size(), memory());
@@ -178,7 +181,8 @@ SearchResult depth_first(const NextState& system, const SearchOptions& options) 
     path.resize(f.path_length);
     path.push_back(f.steps[f.taken]);
     last_rank = f.steps[f.taken].rank;
-    cur = std::move(f.next[f.taken]);
+    cur = decode_state(visited.bytes(f.state));
+    system.apply(cur, f.steps[f.taken]);  // tried when the frame was made: not a violation
     ++f.taken;
   }
 }
