@@ -5,6 +5,7 @@
 #include <map>
 
 #include "collmc/checker/suite.h"
+#include "collmc/report/check_report.h"
 #include "test_support.h"
 
 namespace collmc::testing {
@@ -28,7 +29,7 @@ TEST_P(ScenarioFile, AgreesWithExpect) {
       it != kMeasuredOverrides.end() && path.find("/shared/") != std::string::npos)
     world.expect = it->second;
   checker::CheckResult r = checker::check(world, {});
-  EXPECT_EQ(model::verdict_name(r.verdict), model::verdict_name(*world.expect)) << checker::text_report(r);
+  EXPECT_EQ(model::verdict_name(r.verdict), model::verdict_name(*world.expect)) << report::text_report(r);
   // Breadth-first gives the same verdict, and so does the search without reduction (small worlds).
   checker::SearchOptions bfs;
   bfs.shortest = true;
