@@ -2,6 +2,7 @@
 #include "collmc/traces/predict.h"
 
 #include "collmc/checker/check.h"
+#include "collmc/report/check_report.h"
 #include "collmc/model/parser.h"
 #include "collmc/model/world.h"
 
@@ -49,7 +50,7 @@ Prediction predict(const std::string& recorded_scenario, const std::string& open
                 "): nothing is proven about them";
   } else {
     p.finding = "the recorded order is safe; another order of these calls " + verdict_phrase(p.opened);
-    p.report = checker::text_report(opened_result, false);
+    p.report = report::text_report(opened_result, false);
   }
   return p;
 }
