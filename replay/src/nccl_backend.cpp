@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "collmc/replay/gpu_assignment.h"
 #include "rank_body.h"
+#include "signals.h"
 
 namespace collmc::replay {
 
@@ -35,6 +36,7 @@ pid_t spawn(Body body) {
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(9);
+    reset_interrupt_signals();
     int code = 1;
     try {
       code = body();
@@ -95,7 +97,7 @@ class NcclBackend : public Backend {
     return env;
   }
 
-  void start(const ReplayPlan& plan, SharedMemory& shared, const ReplayOptions& options) override {
+  void start(const ReplayPlan& plan, SharedMemory& shared, const ReplayOptions& options, const std::string&) override {
 #ifdef COLLMC_HAVE_NCCL
     setenv("NCCL_NVLS_ENABLE", "0", 1);  // NVLink multicast stays off on the lent machines
     setenv("NCCL_RUNTIME_CONNECT", plan.world->knobs.runtime_connect ? "1" : "0", 1);
