@@ -6,11 +6,13 @@
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 namespace collmc::report {
 
@@ -137,7 +139,9 @@ namespace {
 struct Graphviz {
   decltype(&gvContext) context = nullptr;
   decltype(&gvFreeContext) free_context = nullptr;
-  decltype(&agmemread) read = nullptr;
+  decltype(&agread) read = nullptr;
+  Agmemdisc_t* memory_discipline = nullptr;  // libcgraph's own
+  Agiodisc_t* io_discipline = nullptr;
   decltype(&agclose) close = nullptr;
   decltype(&agseterrf) set_error_function = nullptr;
   decltype(&gvLayout) layout = nullptr;
@@ -149,7 +153,7 @@ struct Graphviz {
 
 template <typename F>
 void bind(void* library, const char* name, F& f, std::string& missing) {
-  f = reinterpret_cast<F>(dlsym(library, name));
+  f = reinterpret_cast<F>(dlsym(library, name));  // functions and, for the disciplines, data
   if (f == nullptr && missing.empty()) missing = std::string("libgvc has no ") + name;
 }
 
@@ -164,7 +168,9 @@ const Graphviz& graphviz() {
     }
     bind(library, "gvContext", g.context, g.missing);
     bind(library, "gvFreeContext", g.free_context, g.missing);
-    bind(library, "agmemread", g.read, g.missing);
+    bind(library, "agread", g.read, g.missing);
+    bind(library, "AgMemDisc", g.memory_discipline, g.missing);
+    bind(library, "AgIoDisc", g.io_discipline, g.missing);
     bind(library, "agclose", g.close, g.missing);
     bind(library, "agseterrf", g.set_error_function, g.missing);
     bind(library, "gvLayout", g.layout, g.missing);
@@ -174,6 +180,67 @@ const Graphviz& graphviz() {
     return g;  // the library stays loaded for the life of the process
   }();
   return loaded;
+}
+
+// Names to IDs in the order the parser meets them. Graphviz's default ID discipline uses the address
+// of each interned name as its ID and orders subgraphs (the rank clusters) by ID: in a fresh `dot`
+// process addresses grow with parsing order, in a long-lived one they depend on what was freed
+// before, and the layout changes with them. Counting gives the `dot` program's output on every call.
+struct NameIds {
+  std::map<std::string, IDTYPE, std::less<>> ids;
+  std::deque<std::string> names;  // name of ID 2(i+1); stable addresses for print
+  IDTYPE next_anonymous = 1;      // anonymous objects get odd IDs, as in Graphviz's discipline
+};
+
+void* open_ids(Agraph_t*, Agdisc_t*) { return new NameIds; }
+
+long map_id(void* state, int, char* name, IDTYPE* id, int create) {
+  auto& s = *static_cast<NameIds*>(state);
+  if (name == nullptr) {
+    *id = s.next_anonymous;
+    s.next_anonymous += 2;
+    return 1;
+  }
+  if (auto it = s.ids.find(std::string_view(name)); it != s.ids.end()) {
+    *id = it->second;
+    return 1;
+  }
+  if (create == 0) return 0;
+  s.names.emplace_back(name);
+  *id = 2 * static_cast<IDTYPE>(s.names.size());
+  s.ids.emplace(s.names.back(), *id);
+  return 1;
+}
+
+long alloc_id(void*, int, IDTYPE) { return 0; }  // no caller-chosen IDs, as in Graphviz's discipline
+void free_id(void*, int, IDTYPE) {}
+
+char* print_id(void* state, int, IDTYPE id) {
+  auto& s = *static_cast<NameIds*>(state);
+  if (id == 0 || id % 2 != 0 || id / 2 > s.names.size()) return nullptr;
+  return s.names[static_cast<size_t>(id / 2 - 1)].data();
+}
+
+void close_ids(void* state) { delete static_cast<NameIds*>(state); }
+void register_id(void*, int, void*) {}
+
+Agiddisc_t counted_ids = {open_ids, map_id, alloc_id, free_id, print_id, close_ids, register_id};
+
+// DOT from memory, a line per read as agmemread does.
+struct DotText {
+  const std::string& text;
+  size_t at = 0;
+};
+
+int read_dot(void* channel, char* buffer, int size) {
+  auto& in = *static_cast<DotText*>(channel);
+  int n = 0;
+  while (n < size && in.at < in.text.size()) {
+    const char c = in.text[in.at++];
+    buffer[n++] = c;
+    if (c == '\n') break;
+  }
+  return n;
 }
 
 // Graphviz reports errors through a process-wide callback; the messages of the current rendering
@@ -204,10 +271,13 @@ std::string render_svg(const std::string& dot) {
   graphviz_messages.clear();
   const agusererrf previous = gv.set_error_function(collect_graphviz_message);
   std::unique_ptr<GVC_t, int (*)(GVC_t*)> context(gv.context(), gv.free_context);
+  Agiodisc_t from_memory = {read_dot, gv.io_discipline->putstr, gv.io_discipline->flush};
+  Agdisc_t discipline = {gv.memory_discipline, &counted_ids, &from_memory};
+  DotText text{dot};
   std::string svg, error;
   if (!context) {
     error = "cannot start Graphviz (gvContext)";
-  } else if (std::unique_ptr<Agraph_t, int (*)(Agraph_t*)> graph(gv.read(dot.c_str()), gv.close); !graph) {
+  } else if (std::unique_ptr<Agraph_t, int (*)(Agraph_t*)> graph(gv.read(&text, &discipline), gv.close); !graph) {
     error = "Graphviz cannot read the DOT" + graphviz_said();
   } else if (gv.layout(context.get(), graph.get(), "dot") != 0) {
     error = "Graphviz's dot layout failed (is libgvc6's dot layout plugin installed?)" + graphviz_said();

@@ -414,7 +414,10 @@ class Emitter {
       }
       case CallKind::WindowRegister: {
         std::string n = comm();
-        return n.empty() ? "" : "register " + n + " " + buffer(c.buffer) + (c.symmetric ? " symmetric" : " default");
+        if (n.empty()) return "";
+        // The flag is NCCL's (NCCL_WIN_COLL_SYMMETRIC); an MPI window has none.
+        if (trace_.mpi) return "register " + n + " " + buffer(c.buffer);
+        return "register " + n + " " + buffer(c.buffer) + (c.symmetric ? " symmetric" : " default");
       }
       case CallKind::WindowDeregister:
       case CallKind::LocalRegister:

@@ -82,6 +82,11 @@ std::optional<Kind> collective_kind(const std::string& name) {
       {"MPI_Igather", {CallKind::AllToAll, true, false}},
       {"MPI_Iscatter", {CallKind::AllToAll, true, false}},
       {"MPI_Ialltoall", {CallKind::AllToAll, true, false}},
+      {"MPI_Ireduce_scatter", {CallKind::ReduceScatter, true, true}},
+      {"MPI_Iallgatherv", {CallKind::AllGather, true, false}},
+      {"MPI_Igatherv", {CallKind::AllToAll, true, false}},
+      {"MPI_Iscatterv", {CallKind::AllToAll, true, false}},
+      {"MPI_Ialltoallv", {CallKind::AllToAll, true, false}},
   };
   auto it = kinds.find(name);
   if (it == kinds.end()) return std::nullopt;
@@ -226,6 +231,7 @@ class MpiAssembler {
     std::map<uint64_t, std::pair<std::string, std::string>> window_of;  // handle -> (comm id, buffer)
     int windows = 0;
     std::set<uint64_t> outstanding;  // requests posted and not completed
+    int unseen_requests = 0;         // waits on requests never seen posted
     bool group_open = false;
   };
 
@@ -397,7 +403,13 @@ class MpiAssembler {
     if (name == "MPI_Wait" || name == "MPI_Test") {
       const uint64_t r = handle_field(p, in, "req");
       if (name == "MPI_Test" && (!ok || int_field(p, ret, "flag") == 0)) return;
-      if (!st.outstanding.count(r)) return;
+      if (!st.outstanding.count(r)) {
+        if (r != 0 && !st.unseen_requests++)
+          rank_notes_[world_rank_[p]].push_back(
+              "a wait on a request the trace never saw posted (a call the "
+              "recorder does not see, such as MPI_Start)");
+        return;
+      }
       complete(st, r, out, c.state);
       return;
     }

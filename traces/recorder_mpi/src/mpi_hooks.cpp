@@ -523,6 +523,33 @@ int MPI_Ialltoall(const void* s, int scount, MPI_Datatype stype, void* r, int rc
                      [&] { return PMPI_Ialltoall(s, scount, stype, r, rcount, rtype, comm, req); });
 }
 
+int MPI_Ireduce_scatter(const void* s, void* r, const int counts[], MPI_Datatype type, MPI_Op o, MPI_Comm comm,
+                        MPI_Request* req) {
+  return nonblocking("MPI_Ireduce_scatter", {comm, -1, type, &o, -1}, req,
+                     [&] { return PMPI_Ireduce_scatter(s, r, counts, type, o, comm, req); });
+}
+int MPI_Iallgatherv(const void* s, int scount, MPI_Datatype stype, void* r, const int rcounts[], const int displs[],
+                    MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
+  return nonblocking("MPI_Iallgatherv", {comm, -1, stype, nullptr, -1}, req,
+                     [&] { return PMPI_Iallgatherv(s, scount, stype, r, rcounts, displs, rtype, comm, req); });
+}
+int MPI_Igatherv(const void* s, int scount, MPI_Datatype stype, void* r, const int rcounts[], const int displs[],
+                 MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
+  return nonblocking("MPI_Igatherv", {comm, -1, stype, nullptr, root}, req,
+                     [&] { return PMPI_Igatherv(s, scount, stype, r, rcounts, displs, rtype, root, comm, req); });
+}
+int MPI_Iscatterv(const void* s, const int scounts[], const int displs[], MPI_Datatype stype, void* r, int rcount,
+                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
+  return nonblocking("MPI_Iscatterv", {comm, -1, rtype, nullptr, root}, req,
+                     [&] { return PMPI_Iscatterv(s, scounts, displs, stype, r, rcount, rtype, root, comm, req); });
+}
+int MPI_Ialltoallv(const void* s, const int scounts[], const int sdispls[], MPI_Datatype stype, void* r,
+                   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
+  return nonblocking("MPI_Ialltoallv", {comm, -1, stype, nullptr, -1}, req, [&] {
+    return PMPI_Ialltoallv(s, scounts, sdispls, stype, r, rcounts, rdispls, rtype, comm, req);
+  });
+}
+
 // ---- point to point --------------------------------------------------------------------------------
 int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
   return send_like("MPI_Send", count, type, dest, tag, comm,
