@@ -41,6 +41,8 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 std::string exceeds_limits(const ReplayPlan& plan) {
   const model::World& w = *plan.world;
   if (w.ranks > kMaxRanks) return "more than " + std::to_string(kMaxRanks) + " ranks";
+  if (w.keys.size() > static_cast<size_t>(kMaxStoreKeys))
+    return "more than " + std::to_string(kMaxStoreKeys) + " store keys";
   if (w.comms.size() > static_cast<size_t>(kMaxComms))
     return "more than " + std::to_string(kMaxComms) + " communicators";
   for (const auto& threads : plan.ranks)

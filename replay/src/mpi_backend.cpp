@@ -138,6 +138,10 @@ class MpiBackend : public Backend {
           "host; NCCL's are stream-ordered)";
       return "";
     }
+    if (plan.world->mixed_profiles()) {
+      refusal = "comms of both libraries (mpi and nccl): no backend runs MPI and NCCL in one job yet";
+      return "";
+    }
     if (!plan.world->source || plan.world->source->path.empty()) {
       refusal = "the MPI backend needs the scenario's file (the rank processes load it)";
       return "";

@@ -74,6 +74,10 @@ class NcclBackend : public Backend {
       refusal = "an mpi-profile scenario: the NCCL backend does not run it (use --backend mpi)";
       return "";
     }
+    if (w.mixed_profiles()) {
+      refusal = "comms of both libraries (mpi and nccl): no backend runs MPI and NCCL in one job yet";
+      return "";
+    }
     int gpus = 0;
     std::string env = nccl_environment(&gpus);
     if (env.rfind("error", 0) == 0) {

@@ -323,6 +323,10 @@ class NcclCalls : public RankCalls {
       case OpKind::SyncDevice:
         cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
         return;
+      case OpKind::StoreSet:
+      case OpKind::StoreWait:
+      case OpKind::HostBarrier:
+        return;  // the host store: the rank runner does it (rank_runner.cpp)
     }
   }
 

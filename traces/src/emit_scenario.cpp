@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "collmc/model/operations.h"
+#include "collmc/model/world.h"
 #include "collmc/traces/trace.h"
 
 namespace collmc::traces {
@@ -49,63 +50,8 @@ std::string sanitize(const std::string& s, const std::string& prefix, size_t max
   return out;
 }
 
-std::optional<OpKind> op_kind(CallKind k) {
-  switch (k) {
-    case CallKind::CommInit:
-      return OpKind::Init;
-    case CallKind::CommSplit:
-      return OpKind::Split;
-    case CallKind::CommFinalize:
-      return OpKind::Finalize;
-    case CallKind::CommDestroy:
-      return OpKind::Destroy;
-    case CallKind::CommAbort:
-      return OpKind::Abort;
-    case CallKind::WindowRegister:
-      return OpKind::Register;
-    case CallKind::WindowDeregister:
-      return OpKind::Deregister;
-    case CallKind::LocalRegister:
-      return OpKind::RegisterLocal;
-    case CallKind::LocalDeregister:
-      return OpKind::DeregisterLocal;
-    case CallKind::MemAlloc:
-      return OpKind::Alloc;
-    case CallKind::MemFree:
-      return OpKind::Free;
-    case CallKind::CudaMalloc:
-      return OpKind::CudaMalloc;
-    case CallKind::CudaFree:
-      return OpKind::CudaFree;
-    case CallKind::AllReduce:
-      return OpKind::AllReduce;
-    case CallKind::AllGather:
-      return OpKind::AllGather;
-    case CallKind::ReduceScatter:
-      return OpKind::ReduceScatter;
-    case CallKind::Broadcast:
-      return OpKind::Broadcast;
-    case CallKind::Reduce:
-      return OpKind::Reduce;
-    case CallKind::AllToAll:
-      return OpKind::AllToAll;
-    case CallKind::Barrier:
-      return OpKind::Barrier;
-    case CallKind::Send:
-      return OpKind::Send;
-    case CallKind::Recv:
-      return OpKind::Recv;
-    case CallKind::StreamSync:
-      return OpKind::SyncStream;
-    case CallKind::DeviceSync:
-      return OpKind::SyncDevice;
-    default:
-      return std::nullopt;
-  }
-}
-
 bool allowed_in_group(CallKind k) {
-  auto op = op_kind(k);
+  auto op = op_kind_of(k);
   if (!op) return true;
   OpClass cls = model::op_class(*op, model::Profile::Nccl);
   return !(cls == OpClass::DeviceSync || cls == OpClass::LocalAfterSync || cls == OpClass::StreamThenSync ||
@@ -366,9 +312,9 @@ class Emitter {
       case CallKind::AllToAll: {
         std::string n = comm();
         if (n.empty()) return "";
-        bool reduction =
-            c.kind == CallKind::AllReduce || c.kind == CallKind::Reduce || c.kind == CallKind::ReduceScatter;
-        bool rooted = c.kind == CallKind::Broadcast || c.kind == CallKind::Reduce;
+        const model::OpKind op = *op_kind_of(c.kind);
+        const bool reduction = model::takes_redop(op);
+        const bool rooted = model::takes_root(op);
         std::string s = std::string(kw) + " " + n + " " + buffer(c.buffer);
         if (!c.recv_buffer.empty() && c.recv_buffer != c.buffer) s += " -> " + buffer(c.recv_buffer);
         return s + args(c, reduction, rooted);
@@ -392,6 +338,17 @@ class Emitter {
         return "sync " + (c.stream.empty() || c.stream == "main" ? std::string("main") : sanitize(c.stream, "s_"));
       case CallKind::DeviceSync:
         return "sync device";
+      case CallKind::StoreSet:
+      case CallKind::StoreWait:
+      case CallKind::HostBarrier: {
+        if (c.key.empty() || c.key.find_first_of("\"\n") != std::string::npos) {
+          reason = std::string(kw) + " without a key the language can write";
+          return "";
+        }
+        std::string s = std::string(kw) + " \"" + c.key + "\"";
+        if (c.kind == CallKind::HostBarrier && !c.members.empty()) s += " " + model::rank_list_text(c.members);
+        return s;
+      }
       case CallKind::GroupStart:
       case CallKind::GroupEnd:
         return "";
