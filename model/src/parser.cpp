@@ -570,6 +570,22 @@ class Parser {
           }
           call_args(s, true);
           break;
+        case OpForm::PutSignal:
+        case OpForm::Signal: {
+          comm_name();
+          const Token& p = peek();
+          int64_t peer = integer("the peer's world rank");
+          check_rank(p, peer);
+          s.peer = static_cast<int>(peer);
+          s.peer_loc = loc_of(p);
+          if (op_form(s.op) == OpForm::PutSignal) {
+            buffer_name(s.buffer);
+            expect(TokKind::Arrow, "'->' and the peer's window (a buffer it registered on the comm)");
+            buffer_name(s.buffer2);
+          }
+          call_args(s, false);
+          break;
+        }
         case OpForm::Key:
         case OpForm::KeyRanks:
           s.key_loc = loc_of(peek());

@@ -202,6 +202,11 @@ std::string print_call(const World& w, const Call& c) {
       return "sync " + w.streams[static_cast<size_t>(c.stream)];
     case OpForm::SyncDevice:
       return "sync device";
+    case OpForm::PutSignal:
+      return op + " " + comm_word(w, c.comm) + " " + std::to_string(c.peer) + " " + buffer(c.buffer) + " -> " +
+             buffer(c.buffer2) + call_args(w, c);
+    case OpForm::Signal:
+      return op + " " + comm_word(w, c.comm) + " " + std::to_string(c.peer) + call_args(w, c);
     case OpForm::Key:
       return op + " \"" + w.keys[static_cast<size_t>(c.key)] + "\"";
     case OpForm::KeyRanks:

@@ -404,6 +404,14 @@ class Resolver {
     }
     if (s.op == OpKind::Init && s.members) c.members_view = s.members->expand(w_.ranks);
     if (!s.key.empty()) c.key = intern(w_.keys, s.key);
+    if (const uint32_t since = first_nccl_version(s.op); since > sc_.knobs.nccl_version)
+      usage(c, s.loc,
+            std::string(op_info(s.op).nccl_name) + " needs NCCL " + nccl_version_text(since) + " or later; the scenario models " +
+                nccl_version_text(sc_.knobs.nccl_version) + " (set nccl_version)");
+    if (is_one_sided(s.op) && stmt_profile(s) == Profile::Mpi)
+      usage(c, s.loc, "'" + std::string(op_name(s.op)) + "' is an NCCL call; '" + s.comm + "' is an mpi communicator");
+    if (c.peer == rank_ && is_one_sided(s.op))
+      usage(c, s.peer_loc, "'" + std::string(op_name(s.op)) + "' to itself");
     if (op_form(s.op) == OpForm::KeyRanks) {
       c.members_view = s.members ? s.members->expand(w_.ranks) : RankSet{true, {}, {}}.expand(w_.ranks);
       if (!std::binary_search(c.members_view.begin(), c.members_view.end(), rank_))

@@ -92,7 +92,15 @@ class Emitter {
     std::string name = options_.name.empty() ? "imported from " + fmt : options_.name;
     std::string clean;
     for (char c : comment_text(name)) clean += (c == '"' || c == '\\') ? '\'' : c;
-    out_ << "name \"" << clean << "\"\n\n";
+    out_ << "name \"" << clean << "\"\n";
+    // Calls that exist only from some NCCL release on: the scenario models that release.
+    uint32_t since = 0;
+    for (const auto& [r, rank] : trace_.ranks)
+      for (const auto& t : rank.threads)
+        for (const auto& c : t.calls)
+          if (auto op = op_kind_of(c.kind)) since = std::max(since, model::first_nccl_version(*op));
+    if (since > model::kCalibratedNcclVersion) out_ << "set nccl_version = " << model::nccl_version_text(since) << "\n";
+    out_ << "\n";
   }
 
   void comms() {
@@ -338,6 +346,27 @@ class Emitter {
         return "sync " + (c.stream.empty() || c.stream == "main" ? std::string("main") : sanitize(c.stream, "s_"));
       case CallKind::DeviceSync:
         return "sync device";
+      case CallKind::PutSignal:
+      case CallKind::Signal:
+      case CallKind::WaitSignal: {
+        std::string n = comm();
+        if (n.empty()) return "";
+        if (!valid_rank(c.peer)) {
+          reason = std::string(kw) + " without a known peer";
+          return "";
+        }
+        std::string s = std::string(kw) + " " + n + " " + std::to_string(*c.peer);
+        if (c.kind == CallKind::PutSignal) {
+          if (c.recv_buffer.empty()) {
+            reason = "put_signal to a window the trace never saw registered";
+            return "";
+          }
+          return s + " " + buffer(c.buffer) + " -> " + buffer(c.recv_buffer) + args(c, false, false);
+        }
+        if (c.kind == CallKind::WaitSignal && c.count) s += " count=" + std::to_string(*c.count);
+        if (!c.stream.empty() && c.stream != "main") s += " on " + sanitize(c.stream, "s_");
+        return s;
+      }
       case CallKind::StoreSet:
       case CallKind::StoreWait:
       case CallKind::HostBarrier: {

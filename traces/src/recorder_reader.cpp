@@ -477,6 +477,25 @@ class Assembler {
       case model::OpForm::Collective:
         collective(c.kind, model::takes_redop(op), model::takes_root(op));
         return pc;
+      case model::OpForm::PutSignal:
+      case model::OpForm::Signal: {
+        // One-sided (NCCL 2.29+): the peer, the local buffer, the window the put writes into (named by the
+        // buffer this rank registered it with), the number of signals a wait waits for.
+        c.comm = comm_of(p, st, ptr_field(p, in, "comm"), in);
+        pc.peer_comm_rank = int_field(p, in, "peer");
+        c.stream = stream_name(st, ptr_field(p, in, "stream"));
+        if (c.kind == CallKind::PutSignal) {
+          c.buffer = buffer_name(st, ptr_field(p, in, "sendbuff"));
+          c.count = static_cast<uint64_t>(int_field(p, in, "count"));
+          c.dtype = string_field(p, in, "dtype");
+          if (c.dtype == "unknown") c.dtype.clear();
+          auto w = st.window_buffer.find({c.comm, ptr_field(p, in, "win")});
+          if (w != st.window_buffer.end()) c.recv_buffer = w->second;
+        } else if (c.kind == CallKind::WaitSignal && field(in, "ops") != nullptr) {
+          c.count = static_cast<uint64_t>(int_field(p, in, "ops"));
+        }
+        return pc;
+      }
       case model::OpForm::PointToPoint: {
         const bool send = c.kind == CallKind::Send;
         c.comm = comm_of(p, st, ptr_field(p, in, "comm"), in);

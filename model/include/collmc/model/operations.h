@@ -31,6 +31,8 @@ enum class OpForm : uint8_t {
   Barrier,       // barrier COMM [ARGS]
   SyncStream,    // sync STREAM
   SyncDevice,    // sync device
+  PutSignal,     // put_signal COMM PEER BUF -> WINDOW [ARGS]
+  Signal,        // signal COMM PEER [ARGS] / wait_signal COMM PEER [count=N] [ARGS]
   Key,           // KEYWORD KEY (a name or "string")
   KeyRanks,      // KEYWORD KEY [RANKS] (default: every rank)
 };
@@ -116,6 +118,11 @@ constexpr bool is_p2p(OpKind kind) { return op_form(kind) == OpForm::PointToPoin
 constexpr bool symmetric_eligible(OpKind kind) { return op_info(kind).symmetric; }
 constexpr bool takes_root(OpKind kind) { return op_info(kind).rooted; }
 constexpr bool takes_redop(OpKind kind) { return op_info(kind).reduction; }
+constexpr bool is_one_sided(OpKind kind) {
+  return op_form(kind) == OpForm::PutSignal || op_form(kind) == OpForm::Signal;
+}
+// The first NCCL release that has the operation (0: every release collmc models).
+constexpr uint32_t first_nccl_version(OpKind kind) { return is_one_sided(kind) ? 22900 : 0; }
 
 constexpr OpClass op_class(OpKind kind, Profile profile) {
   return profile == Profile::Mpi ? op_info(kind).mpi_class : op_info(kind).nccl_class;
