@@ -76,8 +76,8 @@ std::string encode_state(const State& s) {
         w.u(static_cast<uint64_t>(wt.kind));
         w.u(wt.dir);
         w.u(wt.comm);
-        w.u(wt.a);
-        w.u(wt.b);
+        w.u(wt.peer);
+        w.u(wt.slot);
         w.u(wt.call);
         w.u(wt.count);
       });
@@ -149,8 +149,8 @@ State decode_state(std::string_view bytes) {
         wt.kind = r.as<WaitKind>();
         wt.dir = r.as<uint8_t>();
         wt.comm = r.as<uint16_t>();
-        wt.a = r.as<uint32_t>();
-        wt.b = r.as<uint32_t>();
+        wt.peer = r.as<uint16_t>();
+        wt.slot = r.as<uint32_t>();
         wt.call = r.as<uint32_t>();
         wt.count = r.u();
       });

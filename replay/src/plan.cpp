@@ -93,7 +93,7 @@ ReplayPlan build(const Semantics& sem, const std::vector<Step>& schedule, model:
         thread.steps.push_back(p);
         break;
       case StepKind::Spawn:
-        p.spawn_thread = step.call;
+        p.spawn_thread = step.spawned_thread;
         p.turn = plan.turns++;
         thread.steps.push_back(p);
         break;

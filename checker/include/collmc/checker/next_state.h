@@ -25,11 +25,13 @@ struct Step {
   StepKind kind = StepKind::Issue;
   uint16_t rank = 0;  // the acting rank (the sender for CompletePair; the lowest member for Complete)
   uint16_t thread = 0;
-  uint16_t edge = 0;  // index of the control edge taken
-  int32_t call = -1;  // Issue: the call; IssueGroup: the group alternative; Spawn: the thread
-  uint16_t comm = 0;  // Complete, CompletePair
-  uint16_t peer = 0;  // CompletePair: the receiver
-  uint32_t slot = 0;  // Complete: device slot; CompletePair: pair index
+  uint16_t edge = 0;            // index of the control edge taken
+  int32_t call = -1;            // Issue: the call issued
+  int32_t group = -1;           // IssueGroup: the group alternative (index into ControlProgram::groups)
+  int32_t spawned_thread = -1;  // Spawn: the thread started
+  uint16_t comm = 0;            // Complete, CompletePair
+  uint16_t peer = 0;            // CompletePair: the receiver
+  uint32_t slot = 0;            // Complete: device slot; CompletePair: pair index
   bool operator==(const Step&) const = default;
 };
 

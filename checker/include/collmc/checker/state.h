@@ -12,11 +12,11 @@
 namespace collmc::checker {
 
 enum class WaitKind : uint8_t {
-  HostSlot,    // an HBC on `comm`, slot `a`: released when every member arrived
+  HostSlot,    // an HBC on `comm`, host slot `slot`: released when every member arrived
   Connect,     // the runtime connect of `comm`: released when every member reached it
-  P2pConnect,  // the runtime connect of the pair (this rank, peer `a`) on `comm`
-  DevDone,     // barrier: this rank's device op `comm` slot `a` has completed
-  P2pHost,     // mpi send (dir 0) / recv (dir 1) number `b` with peer `a`: released when matched
+  P2pConnect,  // the runtime connect of the pair (this rank, `peer`) on `comm`
+  DevDone,     // barrier: this rank's device op `comm` device slot `slot` has completed
+  P2pHost,     // mpi send (dir 0) / recv (dir 1) number `slot` with `peer`: released when matched
   Teardown,    // destroy of a connected `comm`: released when every member entered its destroy
 };
 
@@ -25,8 +25,8 @@ struct Wait {
   WaitKind kind = WaitKind::HostSlot;
   uint8_t dir = 0;
   uint16_t comm = 0;
-  uint32_t a = 0;
-  uint32_t b = 0;
+  uint16_t peer = 0;   // P2pConnect, P2pHost: the other world rank
+  uint32_t slot = 0;   // HostSlot: host slot; DevDone: device slot; P2pHost: index of the pair
   uint32_t call = 0;   // the call it is blocked in
   uint64_t count = 0;  // P2pHost: the element count, compared with the peer's when matched
   bool operator==(const Wait&) const = default;

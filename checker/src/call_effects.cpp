@@ -1,0 +1,536 @@
+// SEMANTICS.md §2-§3: what each call does to the state. Issuer applies one call (or a group's calls)
+// of one host thread to the successor state; step_relation.cpp decides when a call may be issued.
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <stdexcept>
+
+#include "semantics_internal.h"
+
+namespace collmc::checker {
+
+using model::Call;
+using model::OpClass;
+using model::OpKind;
+using model::Profile;
+using model::Verdict;
+
+// ---------------------------------------------------------------------------------------------
+// Issuing calls
+
+class Issuer {
+ public:
+  Issuer(const Semantics& sem, State& st, int rank, int thread)
+      : sem_(sem), w_(sem.world_), st_(st), r_(rank), t_(thread), rs_(st.ranks[static_cast<size_t>(rank)]) {}
+
+  // Applies the call's effect; returns false once a violation was found (kept in `violation`).
+  bool issue(const Call& c) {
+    if (!c.usage_error.empty()) return fail(Verdict::UsageError, c, c.usage_error);
+    if (!check_comm(c)) return false;
+    const bool mpi = w_.knobs.profile == Profile::Mpi;
+    switch (c.kind) {
+      case OpKind::Alloc:
+      case OpKind::CudaMalloc: {
+        auto& b = buf(c.buffer);
+        b.alloc_call = static_cast<uint32_t>(c.id) + 1;
+        b.freed = 0;
+        return true;
+      }
+      case OpKind::Free:
+      case OpKind::CudaFree: {
+        auto& b = buf(c.buffer);
+        if (b.freed) return fail(Verdict::UsageError, c, "buffer '" + bname(c.buffer) + "' is already freed");
+        const bool from_alloc = alloc_kind(c.buffer) == OpKind::Alloc;
+        if (c.kind == OpKind::Free && !from_alloc)
+          return fail(Verdict::UsageError, c,
+                      "free (ncclMemFree) of '" + bname(c.buffer) + "', which is not from alloc (ncclMemAlloc)");
+        if (c.kind == OpKind::CudaFree && from_alloc)
+          return fail(Verdict::UsageError, c,
+                      "cuda_free of '" + bname(c.buffer) + "', which is from alloc (ncclMemAlloc): use free");
+        if (int pending = pending_use(c.buffer, -1); pending >= 0)
+          return fail(Verdict::UseAfterFree, c,
+                      "'" + bname(c.buffer) + "' is freed while " + sem_.call_ref(pending) + " may still use it");
+        b.freed = 1;
+        return true;
+      }
+      case OpKind::RegisterLocal:
+      case OpKind::DeregisterLocal:
+        return check_buffer(c, c.buffer);
+      case OpKind::Register: {
+        if (!check_buffer(c, c.buffer)) return false;
+        if (!mpi) {
+          if (alloc_kind(c.buffer) != OpKind::Alloc)
+            return fail(
+                Verdict::UsageError, c,
+                "register needs memory from alloc (ncclMemAlloc, VMM); '" + bname(c.buffer) + "' is from cudaMalloc");
+          if (alloc_size(c.buffer) == 0) return true;  // size 0: returns at once, joins nothing
+        }
+        add_window(c);
+        join_host(c, -1);
+        return violation_.has_value() ? false : true;
+      }
+      case OpKind::Deregister: {
+        if (!check_buffer(c, c.buffer)) return false;
+        auto it = find_window(c.comm, c.buffer);
+        if (it == rs_.windows.end())
+          return fail(Verdict::UsageError, c,
+                      "deregister of '" + bname(c.buffer) + "' on " + w_.comm_name(c.comm) + ": no window registered");
+        if (!mpi) {
+          if (int pending = pending_use(c.buffer, c.comm); pending >= 0)
+            return fail(Verdict::UseAfterDeregister, c,
+                        "the window of '" + bname(c.buffer) + "' on " + w_.comm_name(c.comm) +
+                            " is deregistered while " + sem_.call_ref(pending) + " may still use it");
+        }
+        if (--it->count == 0) rs_.windows.erase(it);
+        if (mpi) join_host(c, -1);
+        return !violation_;
+      }
+      case OpKind::Init:
+        member(c.comm).flags |= kCreated;
+        join_host(c, -1);
+        return !violation_;
+      case OpKind::Split:
+        if (c.child >= 0) {
+          auto& child = member(c.child);
+          if (child.flags & kCreated)
+            return fail(Verdict::UsageError, c, "split creates " + w_.comm_name(c.child) + ", which already exists");
+          child.flags |= kCreated;
+        }
+        join_host(c, c.child);
+        return !violation_;
+      case OpKind::Finalize:
+        member(c.comm).flags |= kFinalized;
+        return true;
+      case OpKind::Destroy: {
+        // Measured on 2x H200 (docs/HARDWARE.md): destroying a comm whose connections were set up
+        // waits until every member destroys that same comm; a comm never connected is freed locally.
+        auto& m = member(c.comm);
+        const bool connected = (m.flags & kConnectReached) || has_p2p_connection(c.comm);
+        m.flags |= kDestroyed;
+        if (connected && !mpi && w_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Blocking)
+          waits_.push_back(Wait{
+              .kind = WaitKind::Teardown, .comm = static_cast<uint16_t>(c.comm), .call = static_cast<uint32_t>(c.id)});
+        return true;
+      }
+      case OpKind::Abort:
+        abort_comm(c.comm);
+        return true;
+      case OpKind::SyncStream:
+      case OpKind::SyncDevice:
+        return true;  // the guard did the waiting
+      case OpKind::Send:
+      case OpKind::Recv:
+        if (!check_buffer(c, c.buffer)) return false;
+        if (mpi) return host_pair(c);
+        return device_pair(c);
+      case OpKind::Barrier:
+        if (mpi) {
+          join_host(c, -1);
+          return !violation_;
+        }
+        return device_collective(c, true);
+      default:  // collectives
+        if (!check_buffer(c, c.buffer) || !check_buffer(c, c.buffer2)) return false;
+        if (mpi) {
+          join_host(c, -1);
+          return !violation_;
+        }
+        return device_collective(c, false);
+    }
+  }
+
+  // Appends the device entries (one per stream) and the waits of everything issued.
+  void finish(ThreadState& thread) {
+    if (!parts_.empty()) {
+      const bool serialized = w_.knobs.stream_progress == model::StreamProgress::Serialized;
+      const uint32_t seq = serialized ? rs_.next_seq++ : 0;
+      for (auto& [stream, parts] : parts_) {
+        StreamEntry e;
+        e.seq = seq;
+        e.parts = std::move(parts);
+        rs_.streams[static_cast<size_t>(stream)].push_back(std::move(e));
+      }
+    }
+    thread.waits.insert(thread.waits.end(), waits_.begin(), waits_.end());
+  }
+
+  std::optional<Violation> violation_;
+
+ private:
+  bool fail(Verdict v, const Call& c, std::string msg) {
+    if (!violation_) violation_ = Violation{v, std::move(msg), r_, t_, c.id};
+    return false;
+  }
+
+  MemberState& member(int comm) { return rs_.members[static_cast<size_t>(sem_.local_index(r_, comm))]; }
+  BufferState& buf(int b) { return rs_.buffers[static_cast<size_t>(b)]; }
+  const std::string& bname(int b) const { return w_.buffers[static_cast<size_t>(b)]; }
+
+  // Kind of the call that allocated the buffer; the implicit plain buffer counts as cuda_malloc.
+  OpKind alloc_kind(int b) const {
+    uint32_t a = rs_.buffers[static_cast<size_t>(b)].alloc_call;
+    return a == 0 ? OpKind::CudaMalloc : w_.calls[a - 1].kind;
+  }
+  uint64_t alloc_size(int b) const {
+    uint32_t a = rs_.buffers[static_cast<size_t>(b)].alloc_call;
+    return a == 0 ? model::kDefaultBufferSize : w_.calls[a - 1].size;
+  }
+
+  bool has_p2p_connection(int comm) const {
+    return std::any_of(rs_.p2p.begin(), rs_.p2p.end(),
+                       [&](const P2pState& p) { return p.comm == comm && p.connect_reached; });
+  }
+
+  bool check_comm(const Call& c) {
+    if (c.comm < 0) return true;
+    const auto& m = member(c.comm);
+    const std::string& name = w_.comm_name(c.comm);
+    if (c.kind == OpKind::Init) {
+      if (m.flags & kCreated) return fail(Verdict::UsageError, c, "init of " + name + ", which already exists");
+      return true;
+    }
+    if (!(m.flags & kCreated))
+      return fail(
+          Verdict::UsageError, c,
+          name + " is not created yet on rank " + std::to_string(r_) + " (declared uninit: init or split creates it)");
+    if (m.flags & (kDestroyed | kAborted))
+      return fail(Verdict::UsageError, c, name + " was already destroyed or aborted on rank " + std::to_string(r_));
+    if ((m.flags & kFinalized) && c.kind != OpKind::Destroy && c.kind != OpKind::Abort)
+      return fail(Verdict::UsageError, c, name + " was already finalized on rank " + std::to_string(r_));
+    return true;
+  }
+
+  bool check_buffer(const Call& c, int b) {
+    if (b < 0) return true;
+    if (buf(b).freed) return fail(Verdict::UsageError, c, "use of '" + bname(b) + "' after it was freed");
+    return true;
+  }
+
+  // A device op of this rank not yet completed that touches buffer `b` (on `comm`, if >= 0).
+  int pending_use(int b, int comm) const {
+    for (const auto& st : rs_.streams)
+      for (const auto& e : st)
+        for (const auto& p : e.parts) {
+          if (p.done || (comm >= 0 && p.comm != comm)) continue;
+          const Call& pc = w_.calls[p.call];
+          if (pc.buffer == b || pc.buffer2 == b) return static_cast<int>(p.call);
+        }
+    return -1;
+  }
+
+  std::vector<WindowState>::iterator find_window(int comm, int b, int flag = -1) {
+    return std::find_if(rs_.windows.begin(), rs_.windows.end(), [&](const WindowState& x) {
+      return x.comm == comm && x.buffer == b && (flag < 0 || x.flag == flag) && x.count > 0;
+    });
+  }
+
+  void add_window(const Call& c) {
+    auto flag = static_cast<uint8_t>(c.flag);
+    auto it = find_window(c.comm, c.buffer, flag);
+    if (it != rs_.windows.end()) {
+      if (it->count < 255) ++it->count;
+      return;
+    }
+    WindowState x{static_cast<uint16_t>(c.comm), static_cast<uint16_t>(c.buffer), flag, 1};
+    auto pos =
+        std::lower_bound(rs_.windows.begin(), rs_.windows.end(), x, [](const WindowState& a, const WindowState& b) {
+          return std::tie(a.comm, a.buffer, a.flag) < std::tie(b.comm, b.buffer, b.flag);
+        });
+    rs_.windows.insert(pos, x);
+  }
+
+  bool symmetric_buffer(int comm, int b) {
+    return b >= 0 && find_window(comm, b, static_cast<int>(model::RegFlag::Symmetric)) != rs_.windows.end();
+  }
+
+  // `count=`, or the buffer's size in elements of the dtype.
+  uint64_t effective_count(const Call& c) const {
+    if (c.count >= 0) return static_cast<uint64_t>(c.count);
+    if (c.kind == OpKind::Barrier) return 1;
+    if (c.buffer < 0) return 0;
+    return alloc_size(c.buffer) / w_.dtype_size(c.dtype);
+  }
+
+  // The first difference between two calls filling the same slot, or "".
+  std::string difference(const Call& a, uint64_t count_a, const Call& b, uint64_t count_b) const {
+    if (a.kind != b.kind) return std::string(model::op_name(a.kind)) + " and " + std::string(model::op_name(b.kind));
+    if (model::is_collective(a.kind) || a.kind == OpKind::Barrier) {
+      if (count_a != count_b) return "count " + std::to_string(count_a) + " and " + std::to_string(count_b);
+      if (a.dtype != b.dtype)
+        return "dtype " + w_.dtypes[static_cast<size_t>(a.dtype)] + " and " + w_.dtypes[static_cast<size_t>(b.dtype)];
+      const bool reduces = a.kind == OpKind::AllReduce || a.kind == OpKind::Reduce || a.kind == OpKind::ReduceScatter;
+      if (reduces && a.redop != b.redop)
+        return "op " + w_.redops[static_cast<size_t>(a.redop)] + " and " + w_.redops[static_cast<size_t>(b.redop)];
+      const bool rooted = a.kind == OpKind::Broadcast || a.kind == OpKind::Reduce;
+      if (rooted && a.root != b.root) return "root " + std::to_string(a.root) + " and " + std::to_string(b.root);
+    }
+    return {};
+  }
+
+  // Takes the comm's next host slot (an HBC) and waits for it unless the comm is nonblocking.
+  void join_host(const Call& c, int child) {
+    auto& m = member(c.comm);
+    const uint32_t k = m.host_issued++;
+    auto& cs = st_.comms[static_cast<size_t>(c.comm)];
+    const size_t idx = k - cs.host_base;
+    const uint64_t count = effective_count(c);
+    if (idx < cs.host_open.size()) {
+      const auto& first = cs.host_open[idx];
+      const Call& fc = w_.calls[first.call];
+      std::string diff = difference(fc, first.count, c, count);
+      if (!diff.empty()) {
+        fail(Verdict::Mismatch, c,
+             "host slot " + std::to_string(k) + " of " + w_.comm_name(c.comm) +
+                 " is filled by different calls: " + diff + " (rank " + std::to_string(fc.rank) + " " +
+                 sem_.call_ref(fc.id) + ", rank " + std::to_string(r_) + " " + sem_.call_ref(c.id) + ")");
+        return;
+      }
+      // The lowest arrived rank's call stands for the slot, so the state does not depend on arrival order.
+      if (r_ < fc.rank) cs.host_open[idx].call = static_cast<uint32_t>(c.id);
+    } else {
+      cs.host_open.push_back(OpenSlot{static_cast<uint32_t>(c.id), count, 0, {}});
+    }
+    if (c.kind == OpKind::Split) {
+      auto& children = cs.host_open[idx].split_children;
+      std::pair<uint16_t, int16_t> entry(static_cast<uint16_t>(r_), static_cast<int16_t>(child));
+      children.insert(std::lower_bound(children.begin(), children.end(), entry), entry);
+    }
+    if (w_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Blocking)
+      waits_.push_back(Wait{.kind = WaitKind::HostSlot,
+                            .comm = static_cast<uint16_t>(c.comm),
+                            .slot = k,
+                            .call = static_cast<uint32_t>(c.id)});
+    settle_host(c);
+  }
+
+  // Pops the slots every member has reached; checks split children when a split slot completes.
+  void settle_host(const Call& c) {
+    auto& cs = st_.comms[static_cast<size_t>(c.comm)];
+    const auto& comm = w_.comms[static_cast<size_t>(c.comm)];
+    while (!cs.host_open.empty()) {
+      for (int m : comm.members) {
+        const auto& ms = st_.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(sem_.local_index(m, c.comm))];
+        if (ms.host_issued <= cs.host_base) return;
+      }
+      const OpenSlot& done = cs.host_open.front();
+      if (!done.split_children.empty()) check_split(c, done);
+      cs.host_open.erase(cs.host_open.begin());
+      ++cs.host_base;
+    }
+  }
+
+  void check_split(const Call& c, const OpenSlot& slot) {
+    std::set<int> children;
+    for (const auto& [rank, child] : slot.split_children)
+      if (child >= 0) children.insert(child);
+    for (int child : children) {
+      std::vector<int> naming;
+      for (const auto& [rank, ch] : slot.split_children)
+        if (ch == child) naming.push_back(rank);
+      std::sort(naming.begin(), naming.end());
+      const auto& members = w_.comms[static_cast<size_t>(child)].members;
+      if (naming != members) {
+        fail(Verdict::Mismatch, c,
+             "split of " + w_.comm_name(c.comm) + " (host slot " +
+                 std::to_string(st_.comms[static_cast<size_t>(c.comm)].host_base) + "): ranks " +
+                 model::rank_list_text(naming) + " join " + w_.comm_name(child) + ", whose members are " +
+                 model::rank_list_text(members));
+        return;
+      }
+    }
+  }
+
+  void connect(const Call& c) {
+    if (!w_.knobs.runtime_connect) return;
+    auto& m = member(c.comm);
+    if (m.flags & kConnectReached) return;
+    m.flags |= kConnectReached;
+    if (w_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Blocking)
+      waits_.push_back(
+          Wait{.kind = WaitKind::Connect, .comm = static_cast<uint16_t>(c.comm), .call = static_cast<uint32_t>(c.id)});
+  }
+
+  bool device_collective(const Call& c, bool barrier) {
+    const bool sym = !barrier && model::symmetric_eligible(c.kind) && symmetric_buffer(c.comm, c.buffer) &&
+                     (c.buffer2 < 0 || symmetric_buffer(c.comm, c.buffer2));
+    auto& m = member(c.comm);
+    const uint32_t k = m.dev_issued++;
+    auto& cs = st_.comms[static_cast<size_t>(c.comm)];
+    const size_t idx = k - cs.dev_base;
+    const uint64_t count = effective_count(c);
+    if (idx < cs.dev_open.size()) {
+      const auto& first = cs.dev_open[idx];
+      const Call& fc = w_.calls[first.call];
+      std::string diff = difference(fc, first.count, c, count);
+      if (!diff.empty())
+        return fail(Verdict::Mismatch, c,
+                    "device slot " + std::to_string(k) + " of " + w_.comm_name(c.comm) +
+                        " is filled by different calls: " + diff + " (rank " + std::to_string(fc.rank) + " " +
+                        sem_.call_ref(fc.id) + ", rank " + std::to_string(r_) + " " + sem_.call_ref(c.id) + ")");
+      if (first.symmetric != static_cast<uint8_t>(sym)) {
+        const int sym_rank = first.symmetric ? fc.rank : r_;
+        const int reg_rank = first.symmetric ? r_ : fc.rank;
+        return fail(Verdict::DivergentKernel, c,
+                    "device slot " + std::to_string(k) + " of " + w_.comm_name(c.comm) + ": rank " +
+                        std::to_string(sym_rank) + " runs a symmetric kernel (its buffer is in a symmetric window on " +
+                        w_.comm_name(c.comm) + ") and rank " + std::to_string(reg_rank) + " a regular one");
+      }
+      if (r_ < fc.rank) cs.dev_open[idx].call = static_cast<uint32_t>(c.id);
+    } else {
+      cs.dev_open.push_back(OpenSlot{static_cast<uint32_t>(c.id), count, static_cast<uint8_t>(sym), {}});
+    }
+    // Every member issued this slot: nothing left to compare against.
+    const auto& comm = w_.comms[static_cast<size_t>(c.comm)];
+    while (!cs.dev_open.empty()) {
+      bool all = std::all_of(comm.members.begin(), comm.members.end(), [&](int mr) {
+        return st_.ranks[static_cast<size_t>(mr)]
+                   .members[static_cast<size_t>(sem_.local_index(mr, c.comm))]
+                   .dev_issued > cs.dev_base;
+      });
+      if (!all) break;
+      cs.dev_open.erase(cs.dev_open.begin());
+      ++cs.dev_base;
+    }
+    if (!sym) connect(c);
+    DevicePart p;
+    p.call = static_cast<uint32_t>(c.id);
+    p.comm = static_cast<uint16_t>(c.comm);
+    p.kind = PartKind::Collective;
+    p.symmetric = static_cast<uint8_t>(sym);
+    p.slot = k;
+    add_part(c.stream, p);
+    if (barrier)
+      waits_.push_back(Wait{.kind = WaitKind::DevDone,
+                            .comm = static_cast<uint16_t>(c.comm),
+                            .slot = k,
+                            .call = static_cast<uint32_t>(c.id)});
+    return true;
+  }
+
+  P2pState& p2p(int comm, int peer) {
+    P2pState key{static_cast<uint16_t>(comm), static_cast<uint16_t>(peer), 0, 0, 0};
+    auto less = [](const P2pState& a, const P2pState& b) {
+      return std::tie(a.comm, a.peer) < std::tie(b.comm, b.peer);
+    };
+    auto it = std::lower_bound(rs_.p2p.begin(), rs_.p2p.end(), key, less);
+    if (it == rs_.p2p.end() || it->comm != key.comm || it->peer != key.peer) it = rs_.p2p.insert(it, key);
+    return *it;
+  }
+
+  // The peer's matching call of pair `idx` (its send to us if we receive, and the reverse) and the
+  // count it was issued with, if the peer issued it already.
+  std::optional<std::pair<int, uint64_t>> peer_call(const Call& c, uint32_t idx) const {
+    const auto& peer = st_.ranks[static_cast<size_t>(c.peer)];
+    const PartKind want = c.kind == OpKind::Send ? PartKind::Recv : PartKind::Send;
+    for (const auto& st : peer.streams)
+      for (const auto& e : st)
+        for (const auto& p : e.parts)
+          if (p.kind == want && p.comm == c.comm && p.peer == r_ && p.slot == idx)
+            return std::make_pair(static_cast<int>(p.call), p.count);
+    const uint8_t dir = c.kind == OpKind::Send ? 1 : 0;
+    for (const auto& th : peer.threads)
+      for (const auto& wt : th.waits)
+        if (wt.kind == WaitKind::P2pHost && wt.dir == dir && wt.comm == c.comm && wt.peer == r_ && wt.slot == idx)
+          return std::make_pair(static_cast<int>(wt.call), wt.count);
+    return std::nullopt;
+  }
+
+  // Send and recv of one pair must agree on count and dtype.
+  bool check_pair(const Call& c, uint32_t idx) {
+    auto other = peer_call(c, idx);
+    if (!other) return true;
+    const Call& oc = w_.calls[static_cast<size_t>(other->first)];
+    const uint64_t mine = effective_count(c);
+    const uint64_t theirs = other->second;
+    std::string diff;
+    if (mine != theirs)
+      diff = "count " + std::to_string(theirs) + " and " + std::to_string(mine);
+    else if (c.dtype != oc.dtype)
+      diff = "dtype " + w_.dtypes[static_cast<size_t>(oc.dtype)] + " and " + w_.dtypes[static_cast<size_t>(c.dtype)];
+    if (diff.empty()) return true;
+    return fail(Verdict::Mismatch, c,
+                "send/recv pair " + std::to_string(idx) + " between ranks " + std::to_string(c.peer) + " and " +
+                    std::to_string(r_) + " on " + w_.comm_name(c.comm) + " differs: " + diff + " (" +
+                    sem_.call_ref(oc.id) + ", " + sem_.call_ref(c.id) + ")");
+  }
+
+  bool device_pair(const Call& c) {
+    auto& pp = p2p(c.comm, c.peer);
+    const uint32_t idx = c.kind == OpKind::Send ? pp.sends++ : pp.recvs++;
+    if (!check_pair(c, idx)) return false;
+    const bool needs_connect = w_.knobs.runtime_connect && !pp.connect_reached;
+    pp.connect_reached = 1;
+    if (needs_connect)
+      waits_.push_back(Wait{.kind = WaitKind::P2pConnect,
+                            .comm = static_cast<uint16_t>(c.comm),
+                            .peer = static_cast<uint16_t>(c.peer),
+                            .call = static_cast<uint32_t>(c.id)});
+    DevicePart p;
+    p.call = static_cast<uint32_t>(c.id);
+    p.comm = static_cast<uint16_t>(c.comm);
+    p.kind = c.kind == OpKind::Send ? PartKind::Send : PartKind::Recv;
+    p.peer = static_cast<uint16_t>(c.peer);
+    p.slot = idx;
+    p.count = effective_count(c);
+    add_part(c.stream, p);
+    return true;
+  }
+
+  bool host_pair(const Call& c) {
+    auto& pp = p2p(c.comm, c.peer);
+    const bool send = c.kind == OpKind::Send;
+    const uint32_t idx = send ? pp.sends++ : pp.recvs++;
+    if (!check_pair(c, idx)) return false;
+    waits_.push_back(Wait{.kind = WaitKind::P2pHost,
+                          .dir = static_cast<uint8_t>(send ? 0 : 1),
+                          .comm = static_cast<uint16_t>(c.comm),
+                          .peer = static_cast<uint16_t>(c.peer),
+                          .slot = idx,
+                          .call = static_cast<uint32_t>(c.id),
+                          .count = effective_count(c)});
+    return true;
+  }
+
+  void add_part(int stream, const DevicePart& p) {
+    for (auto& [s, parts] : parts_)
+      if (s == stream) {
+        parts.push_back(p);
+        return;
+      }
+    parts_.emplace_back(stream, std::vector<DevicePart>{p});
+  }
+
+  void abort_comm(int comm) {
+    member(comm).flags |= kAborted;
+    for (auto& st : rs_.streams) {
+      for (auto& e : st)
+        e.parts.erase(
+            std::remove_if(e.parts.begin(), e.parts.end(), [&](const DevicePart& p) { return p.comm == comm; }),
+            e.parts.end());
+      st.erase(std::remove_if(st.begin(), st.end(), [](const StreamEntry& e) { return e.parts.empty(); }), st.end());
+    }
+    for (auto& th : rs_.threads)
+      th.waits.erase(std::remove_if(th.waits.begin(), th.waits.end(), [&](const Wait& wt) { return wt.comm == comm; }),
+                     th.waits.end());
+  }
+
+  const Semantics& sem_;
+  const model::World& w_;
+  State& st_;
+  int r_;
+  int t_;
+  RankState& rs_;
+  std::vector<std::pair<int, std::vector<DevicePart>>> parts_;  // per stream, in issue order
+  std::vector<Wait> waits_;
+};
+
+std::optional<Violation> apply_calls(const Semantics& semantics, State& next, int rank, int thread,
+                                     const std::vector<int32_t>& calls) {
+  Issuer issuer(semantics, next, rank, thread);
+  for (int32_t c : calls)
+    if (!issuer.issue(semantics.world().calls[static_cast<size_t>(c)])) break;
+  issuer.finish(next.ranks[static_cast<size_t>(rank)].threads[static_cast<size_t>(thread)]);
+  return std::move(issuer.violation_);
+}
+
+}  // namespace collmc::checker

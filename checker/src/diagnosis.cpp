@@ -1,0 +1,393 @@
+// SEMANTICS.md §5 for people: what a step does, where every rank stands in a stuck state and what
+// it waits for (the records the text report and the wait-for graph are built from).
+#include <algorithm>
+#include <sstream>
+
+#include "semantics_internal.h"
+
+namespace collmc::checker {
+
+using model::Call;
+using model::OpClass;
+using model::OpKind;
+using model::Profile;
+using model::Verdict;
+
+// ---------------------------------------------------------------------------------------------
+// Reports
+
+std::string Semantics::call_ref(int call) const {
+  const Call& c = world_.calls[static_cast<size_t>(call)];
+  return "`" + c.text + "` (" + c.loc.file_name() + ":" + std::to_string(c.loc.line) + ")";
+}
+
+std::vector<int> Semantics::step_calls(const Step& step) const {
+  if (step.kind == StepKind::Issue) return {step.call};
+  if (step.kind == StepKind::IssueGroup) {
+    const auto& g = control_.groups[static_cast<size_t>(step.group)];
+    return {g.begin(), g.end()};
+  }
+  return {};
+}
+
+std::string Semantics::describe_step(const Step& step) const {
+  std::ostringstream out;
+  auto thread_name = [&]() { return world_.programs[step.rank].threads[step.thread].name; };
+  switch (step.kind) {
+    case StepKind::Choose:
+      out << "rank " << step.rank << " " << thread_name() << ": chooses an order/alternative";
+      break;
+    case StepKind::Spawn:
+      out << "rank " << step.rank << " " << thread_name() << ": starts thread "
+          << world_.programs[step.rank].threads[static_cast<size_t>(step.spawned_thread)].name;
+      break;
+    case StepKind::Issue:
+      out << "rank " << step.rank << " " << thread_name() << ": " << call_ref(step.call);
+      break;
+    case StepKind::IssueGroup: {
+      out << "rank " << step.rank << " " << thread_name() << ": group {";
+      bool first = true;
+      for (int c : step_calls(step)) {
+        out << (first ? " " : "; ") << world_.calls[static_cast<size_t>(c)].text;
+        first = false;
+      }
+      out << " }";
+      break;
+    }
+    case StepKind::Complete:
+      out << "device: " << world_.comm_name(step.comm) << " device slot " << step.slot << " completes on ranks "
+          << model::rank_list_text(world_.comms[step.comm].members);
+      break;
+    case StepKind::CompletePair:
+      out << "device: send/recv " << step.slot << " on " << world_.comm_name(step.comm) << " from rank " << step.rank
+          << " to rank " << step.peer << " completes";
+      break;
+  }
+  return out.str();
+}
+
+std::string Semantics::where_is(const State& s, int rank) const {
+  const auto& rs = s.ranks[static_cast<size_t>(rank)];
+  std::vector<std::string> parts;
+  for (size_t t = 0; t < rs.threads.size(); ++t) {
+    const auto& ts = rs.threads[t];
+    for (const auto& w : ts.waits)
+      if (!wait_holds(s, rank, w)) {
+        parts.push_back("in " + call_ref(static_cast<int>(w.call)));
+        break;
+      }
+  }
+  if (parts.empty()) {
+    bool done = true;
+    for (size_t t = 0; t < rs.threads.size(); ++t)
+      if (rs.threads[t].node != control_.threads[static_cast<size_t>(rank)][t].end) done = false;
+    return done ? "finished" : "running";
+  }
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
+std::string Semantics::describe_wait(const State& s, int /*rank*/, const Wait& w) const {
+  const auto& comm = world_.comms[w.comm];
+  std::string out;
+  std::vector<std::string> missing;
+  switch (w.kind) {
+    case WaitKind::HostSlot:
+      out = "waits for host slot " + std::to_string(w.slot) + " of " + comm.name;
+      for (int m : comm.members) {
+        const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))];
+        if (ms.host_issued <= w.slot) missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
+      }
+      break;
+    case WaitKind::Connect:
+      out = "waits in the runtime connect of " + comm.name + " (its first non-symmetric collective)";
+      for (int m : comm.members) {
+        const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))];
+        if (!(ms.flags & kConnectReached)) missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
+      }
+      break;
+    case WaitKind::P2pConnect:
+      out = "waits in the runtime connect with rank " + std::to_string(w.peer) + " on " + comm.name;
+      missing.push_back("rank " + std::to_string(w.peer) + " (" + where_is(s, static_cast<int>(w.peer)) + ")");
+      break;
+    case WaitKind::DevDone:
+      out = "waits for its device slot " + std::to_string(w.slot) + " of " + comm.name + " to complete";
+      break;
+    case WaitKind::P2pHost:
+      out = std::string("waits for the matching ") + (w.dir == 0 ? "recv" : "send") + " of rank " +
+            std::to_string(w.peer);
+      missing.push_back("rank " + std::to_string(w.peer) + " (" + where_is(s, static_cast<int>(w.peer)) + ")");
+      break;
+    case WaitKind::Teardown:
+      out = "waits for every member to destroy " + comm.name + " (it is connected)";
+      for (int m : comm.members) {
+        const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))];
+        if (!(ms.flags & (kDestroyed | kAborted)))
+          missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
+      }
+      break;
+  }
+  if (!missing.empty()) {
+    out += "; not there: ";
+    for (size_t i = 0; i < missing.size(); ++i) out += (i ? ", " : "") + missing[i];
+  }
+  return out;
+}
+
+std::vector<BlockedCall> Semantics::blocked(const State& s) const {
+  std::vector<BlockedCall> out;
+  for (int r = 0; r < world_.ranks; ++r) {
+    const auto& rs = s.ranks[static_cast<size_t>(r)];
+    for (size_t t = 0; t < rs.threads.size(); ++t) {
+      const auto& ts = rs.threads[t];
+      BlockedCall b;
+      b.rank = r;
+      b.thread = static_cast<int>(t);
+      if (ts.node < 0) {
+        b.reason = "not started";
+        out.push_back(b);
+        continue;
+      }
+      bool waiting = false;
+      for (const auto& w : ts.waits)
+        if (!wait_holds(s, r, w)) {
+          b.call = static_cast<int>(w.call);
+          b.reason += (waiting ? "; " : "") + describe_wait(s, r, w);
+          waiting = true;
+        }
+      if (!waiting) {
+        const auto& node = control_.nodes[static_cast<size_t>(ts.node)];
+        if (node.edges.empty()) {
+          b.finished = true;
+          b.reason = "finished";
+        } else {
+          for (const auto& e : node.edges) {
+            if (e.kind != ControlEdge::Kind::Call) continue;
+            std::string why;
+            if (!guard_holds(s, r, world_.calls[static_cast<size_t>(e.call)], &why)) {
+              b.call = e.call;
+              b.reason = why;
+              break;
+            }
+          }
+          if (b.reason.empty()) b.reason = "can proceed";
+        }
+      }
+      out.push_back(b);
+    }
+    auto running = running_entries(rs);
+    for (size_t st = 0; st < rs.streams.size(); ++st) {
+      const auto& stream = rs.streams[st];
+      if (stream.empty()) continue;
+      const StreamEntry& head = stream.front();
+      BlockedCall b;
+      b.rank = r;
+      b.stream = static_cast<int>(st);
+      bool is_running = std::find(running.begin(), running.end(), &head) != running.end();
+      for (const auto& p : head.parts) {
+        if (p.done) continue;
+        b.call = static_cast<int>(p.call);
+        std::string what = call_ref(static_cast<int>(p.call));
+        if (!is_running) {
+          b.reason = what + " queued behind another stream's older op (stream_progress = serialized)";
+          break;
+        }
+        std::vector<std::string> missing;
+        if (p.kind == PartKind::Collective) {
+          for (int m : world_.comms[p.comm].members)
+            if (m != r && !running_part(s, m, PartKind::Collective, p.comm, p.slot, -1)) {
+              const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, p.comm))];
+              missing.push_back("rank " + std::to_string(m) +
+                                ((ms.flags & kAborted)    ? " (aborted the comm)"
+                                 : ms.dev_issued > p.slot ? " (its op is queued behind another on its stream)"
+                                                          : " (not issued: " + where_is(s, m) + ")"));
+            }
+          b.reason = what + " device slot " + std::to_string(p.slot) + " of " + world_.comm_name(p.comm) + " running";
+        } else {
+          b.reason = what + " running";
+          PartKind other = p.kind == PartKind::Send ? PartKind::Recv : PartKind::Send;
+          if (!running_part(s, p.peer, other, p.comm, p.slot, r))
+            missing.push_back("rank " + std::to_string(p.peer) + " (" + where_is(s, p.peer) + ")");
+        }
+        if (!missing.empty()) {
+          b.reason += ", waits for ";
+          for (size_t i = 0; i < missing.size(); ++i) b.reason += (i ? ", " : "") + missing[i];
+        }
+        break;
+      }
+      if (stream.size() > 1) b.reason += " (" + std::to_string(stream.size() - 1) + " more queued behind it)";
+      out.push_back(b);
+    }
+  }
+  return out;
+}
+
+std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
+  std::vector<WaitDependency> out;
+  auto stream_of = [&](int rank, PartKind kind, int comm, uint32_t slot, int peer) {
+    const auto& rs = s.ranks[static_cast<size_t>(rank)];
+    for (size_t st = 0; st < rs.streams.size(); ++st)
+      for (const auto& e : rs.streams[st])
+        for (const auto& p : e.parts)
+          if (!p.done && p.kind == kind && p.comm == comm && p.slot == slot && (peer < 0 || p.peer == peer))
+            return static_cast<int>(st);
+    return -1;
+  };
+  auto member = [&](int rank, int comm) -> const MemberState& {
+    return s.ranks[static_cast<size_t>(rank)].members[static_cast<size_t>(local_index(rank, comm))];
+  };
+  auto on_host_slot = [&](WaitDependency d, int comm, uint32_t slot) {
+    d.comm = comm;
+    d.slot = static_cast<int>(slot);
+    d.label = "host slot " + std::to_string(slot) + " of " + world_.comm_name(comm);
+    for (int m : world_.comms[static_cast<size_t>(comm)].members)
+      if (member(m, comm).host_issued <= slot) {
+        d.target_rank = m;
+        out.push_back(d);
+      }
+  };
+  auto on_connect = [&](WaitDependency d, int comm) {
+    d.comm = comm;
+    d.label = "connect of " + world_.comm_name(comm);
+    for (int m : world_.comms[static_cast<size_t>(comm)].members)
+      if (!(member(m, comm).flags & kConnectReached)) {
+        d.target_rank = m;
+        out.push_back(d);
+      }
+  };
+  auto on_own_streams = [&](WaitDependency d, int rank, int only_stream, int only_comm, const std::string& label) {
+    const auto& rs = s.ranks[static_cast<size_t>(rank)];
+    d.label = label;
+    d.target_rank = rank;
+    for (size_t st = 0; st < rs.streams.size(); ++st) {
+      if (rs.streams[st].empty() || (only_stream >= 0 && static_cast<int>(st) != only_stream)) continue;
+      if (only_comm >= 0) {
+        bool has = false;
+        for (const auto& e : rs.streams[st])
+          for (const auto& p : e.parts) has = has || (!p.done && p.comm == only_comm);
+        if (!has) continue;
+      }
+      d.target_stream = static_cast<int>(st);
+      out.push_back(d);
+    }
+  };
+  for (int r = 0; r < world_.ranks; ++r) {
+    const auto& rs = s.ranks[static_cast<size_t>(r)];
+    for (size_t t = 0; t < rs.threads.size(); ++t) {
+      const auto& ts = rs.threads[t];
+      if (ts.node < 0) continue;
+      WaitDependency base;
+      base.rank = r;
+      base.thread = static_cast<int>(t);
+      bool waiting = false;
+      for (const auto& w : ts.waits) {
+        if (wait_holds(s, r, w)) continue;
+        waiting = true;
+        WaitDependency d = base;
+        d.call = static_cast<int>(w.call);
+        switch (w.kind) {
+          case WaitKind::HostSlot:
+            on_host_slot(d, w.comm, w.slot);
+            break;
+          case WaitKind::Connect:
+            on_connect(d, w.comm);
+            break;
+          case WaitKind::P2pConnect:
+          case WaitKind::P2pHost:
+            d.comm = w.comm;
+            d.target_rank = static_cast<int>(w.peer);
+            d.label = (w.kind == WaitKind::P2pConnect ? "p2p connect on " : "send/recv on ") + world_.comm_name(w.comm);
+            out.push_back(d);
+            break;
+          case WaitKind::Teardown:
+            d.comm = w.comm;
+            d.label = "destroy of " + world_.comm_name(w.comm);
+            for (int m : world_.comms[w.comm].members)
+              if (!(member(m, w.comm).flags & (kDestroyed | kAborted))) {
+                d.target_rank = m;
+                out.push_back(d);
+              }
+            break;
+          case WaitKind::DevDone:
+            d.comm = w.comm;
+            d.slot = static_cast<int>(w.slot);
+            on_own_streams(d, r, stream_of(r, PartKind::Collective, w.comm, w.slot, -1), -1,
+                           "its device slot " + std::to_string(w.slot) + " of " + world_.comm_name(w.comm));
+            break;
+        }
+      }
+      if (waiting) continue;
+      const auto& node = control_.nodes[static_cast<size_t>(ts.node)];
+      for (const auto& e : node.edges) {
+        if (e.kind != ControlEdge::Kind::Call) continue;
+        const Call& c = world_.calls[static_cast<size_t>(e.call)];
+        if (guard_holds(s, r, c)) continue;
+        WaitDependency d = base;
+        d.call = e.call;
+        const NonblockingWait nb = nonblocking_wait(s, r, c);
+        if (nb.kind == NonblockingWait::HostSlot) {
+          on_host_slot(d, c.comm, nb.slot);
+          continue;
+        }
+        if (nb.kind == NonblockingWait::Connect) {
+          on_connect(d, c.comm);
+          continue;
+        }
+        if (c.kind == OpKind::SyncStream)
+          on_own_streams(d, r, c.stream, -1, "stream " + world_.streams[static_cast<size_t>(c.stream)]);
+        else if (c.kind == OpKind::Finalize || c.kind == OpKind::Destroy)
+          on_own_streams(d, r, -1, c.comm, "its work on " + world_.comm_name(c.comm));
+        else
+          on_own_streams(d, r, -1, -1, "the device");
+      }
+    }
+    auto running = running_entries(rs);
+    for (size_t st = 0; st < rs.streams.size(); ++st) {
+      if (rs.streams[st].empty()) continue;
+      const StreamEntry& head = rs.streams[st].front();
+      WaitDependency base;
+      base.rank = r;
+      base.stream = static_cast<int>(st);
+      if (std::find(running.begin(), running.end(), &head) == running.end()) {
+        WaitDependency d = base;
+        d.call = static_cast<int>(head.parts.front().call);
+        for (const StreamEntry* e : running)
+          for (size_t other = 0; other < rs.streams.size(); ++other)
+            if (!rs.streams[other].empty() && &rs.streams[other].front() == e) {
+              d.target_rank = r;
+              d.target_stream = static_cast<int>(other);
+              d.label = "older op (serialized streams)";
+              out.push_back(d);
+            }
+        continue;
+      }
+      for (const auto& p : head.parts) {
+        if (p.done) continue;
+        WaitDependency d = base;
+        d.call = static_cast<int>(p.call);
+        d.comm = p.comm;
+        d.slot = static_cast<int>(p.slot);
+        if (p.kind == PartKind::Collective) {
+          d.label = "device slot " + std::to_string(p.slot) + " of " + world_.comm_name(p.comm);
+          for (int m : world_.comms[p.comm].members) {
+            if (m == r || running_part(s, m, PartKind::Collective, p.comm, p.slot, -1)) continue;
+            d.target_rank = m;
+            d.target_stream = stream_of(m, PartKind::Collective, p.comm, p.slot, -1);
+            out.push_back(d);
+          }
+        } else {
+          const PartKind other = p.kind == PartKind::Send ? PartKind::Recv : PartKind::Send;
+          if (running_part(s, p.peer, other, p.comm, p.slot, r)) continue;
+          d.label = "send/recv " + std::to_string(p.slot) + " on " + world_.comm_name(p.comm);
+          d.target_rank = p.peer;
+          d.target_stream = stream_of(p.peer, other, p.comm, p.slot, r);
+          out.push_back(d);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace collmc::checker

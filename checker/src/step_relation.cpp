@@ -1,0 +1,374 @@
+// SEMANTICS.md §4-§6 as a next-state function: which steps are enabled in a state (guards, waits,
+// device completions) and the successor each leads to. Each step is atomic; the effects of calls are
+// in call_effects.cpp, the reports on stuck states in diagnosis.cpp.
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+
+#include "semantics_internal.h"
+
+namespace collmc::checker {
+
+using model::Call;
+using model::OpClass;
+using model::OpKind;
+using model::Profile;
+using model::Verdict;
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+// Calls whose effect reads or removes the rank's pending device work (see IndependenceInfo).
+bool reads_device(const Call& c, Profile profile) {
+  switch (c.kind) {
+    case OpKind::Free:
+    case OpKind::CudaFree:
+    case OpKind::Abort:
+      return true;
+    case OpKind::Deregister:
+      return profile == Profile::Nccl;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+Semantics::Semantics(const model::World& world) : world_(world), control_(compile_control(world)) {
+  local_.assign(static_cast<size_t>(world.ranks), std::vector<int>(world.comms.size(), -1));
+  member_comms_.resize(static_cast<size_t>(world.ranks));
+  for (const auto& c : world.comms)
+    for (int m : c.members) {
+      local_[static_cast<size_t>(m)][static_cast<size_t>(c.id)] =
+          static_cast<int>(member_comms_[static_cast<size_t>(m)].size());
+      member_comms_[static_cast<size_t>(m)].push_back(c.id);
+    }
+  // Edges always lead to lower node numbers (the automata are built backwards), so one pass upwards
+  // sees every target before its source.
+  reads_device_ahead_.assign(control_.nodes.size(), 0);
+  for (size_t n = 0; n < control_.nodes.size(); ++n)
+    for (const auto& e : control_.nodes[n].edges) {
+      bool here = false;
+      if (e.kind == ControlEdge::Kind::Call)
+        here = reads_device(world_.calls[static_cast<size_t>(e.call)], world_.knobs.profile);
+      if (e.kind == ControlEdge::Kind::Group)
+        for (int c : control_.groups[static_cast<size_t>(e.group)])
+          here = here || reads_device(world_.calls[static_cast<size_t>(c)], world_.knobs.profile);
+      if (static_cast<size_t>(e.target) >= n) throw std::logic_error("control edge does not lead to a lower node");
+      if (here || reads_device_ahead_[static_cast<size_t>(e.target)]) reads_device_ahead_[n] = 1;
+    }
+}
+
+bool Semantics::thread_live(const State& s, int rank, int thread) const {
+  const int32_t node = s.ranks[static_cast<size_t>(rank)].threads[static_cast<size_t>(thread)].node;
+  return node >= 0 && node != control_.threads[static_cast<size_t>(rank)][static_cast<size_t>(thread)].end;
+}
+
+bool Semantics::step_reads_device(const Step& step) const {
+  for (int c : step_calls(step))
+    if (reads_device(world_.calls[static_cast<size_t>(c)], world_.knobs.profile)) return true;
+  return false;
+}
+
+bool Semantics::has_pending_device_work(const State& s, int rank) const {
+  return !streams_empty(s.ranks[static_cast<size_t>(rank)]);
+}
+
+bool Semantics::may_read_device(const State& s, int rank) const {
+  const auto& rs = s.ranks[static_cast<size_t>(rank)];
+  for (size_t t = 0; t < rs.threads.size(); ++t) {
+    int32_t node = rs.threads[t].node;
+    if (node < 0) node = control_.threads[static_cast<size_t>(rank)][t].entry;  // not started yet
+    if (reads_device_ahead_[static_cast<size_t>(node)]) return true;
+  }
+  return false;
+}
+
+std::vector<int> Semantics::completion_ranks(const Step& step) const {
+  if (step.kind == StepKind::Complete) return world_.comms[step.comm].members;
+  if (step.kind == StepKind::CompletePair) return {step.rank, step.peer};
+  return {};
+}
+
+State Semantics::initial() const {
+  State s;
+  s.ranks.resize(static_cast<size_t>(world_.ranks));
+  for (int r = 0; r < world_.ranks; ++r) {
+    auto& rs = s.ranks[static_cast<size_t>(r)];
+    const auto& threads = control_.threads[static_cast<size_t>(r)];
+    rs.threads.resize(threads.size());
+    rs.threads[0].node = threads[0].entry;
+    rs.streams.resize(world_.streams.size());
+    for (int c : member_comms_[static_cast<size_t>(r)]) {
+      MemberState m;
+      if (!world_.comms[static_cast<size_t>(c)].uninit) m.flags = kCreated;
+      rs.members.push_back(m);
+    }
+    rs.buffers.resize(world_.buffers.size());
+  }
+  s.comms.resize(world_.comms.size());
+  return s;
+}
+
+bool Semantics::host_slot_complete(const State& s, int comm, uint32_t slot) const {
+  return s.comms[static_cast<size_t>(comm)].host_base > slot;
+}
+
+bool Semantics::connect_complete(const State& s, int comm) const {
+  for (int m : world_.comms[static_cast<size_t>(comm)].members)
+    if (!(s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, comm))].flags & kConnectReached))
+      return false;
+  return true;
+}
+
+static const P2pState* find_p2p(const RankState& rs, int comm, int peer) {
+  for (const auto& p : rs.p2p)
+    if (p.comm == comm && p.peer == peer) return &p;
+  return nullptr;
+}
+
+bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
+  const auto& rs = s.ranks[static_cast<size_t>(rank)];
+  switch (w.kind) {
+    case WaitKind::HostSlot:
+      return host_slot_complete(s, w.comm, w.slot);
+    case WaitKind::Connect:
+      return connect_complete(s, w.comm);
+    case WaitKind::P2pConnect: {
+      const P2pState* other = find_p2p(s.ranks[w.peer], w.comm, rank);
+      return other && other->connect_reached;
+    }
+    case WaitKind::DevDone: {
+      for (const auto& st : rs.streams)
+        for (const auto& e : st)
+          for (const auto& p : e.parts)
+            if (!p.done && p.kind == PartKind::Collective && p.comm == w.comm && p.slot == w.slot) return false;
+      return true;
+    }
+    case WaitKind::P2pHost: {
+      const P2pState* other = find_p2p(s.ranks[w.peer], w.comm, rank);
+      if (!other) return false;
+      return w.dir == 0 ? other->recvs > w.slot : other->sends > w.slot;
+    }
+    case WaitKind::Teardown:
+      for (int m : world_.comms[w.comm].members)
+        if (!(s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))].flags &
+              (kDestroyed | kAborted)))
+          return false;
+      return true;
+  }
+  return false;
+}
+
+bool Semantics::waits_hold(const State& s, int rank, const ThreadState& thread) const {
+  return std::all_of(thread.waits.begin(), thread.waits.end(), [&](const Wait& w) { return wait_holds(s, rank, w); });
+}
+
+Semantics::NonblockingWait Semantics::nonblocking_wait(const State& s, int rank, const Call& c) const {
+  // ncclCommAbort is the way out of an operation in progress: it never waits.
+  if (c.comm < 0 || c.kind == OpKind::Abort || local_index(rank, c.comm) < 0 ||
+      world_.comms[static_cast<size_t>(c.comm)].mode != model::CommMode::Nonblocking)
+    return {};
+  const auto& m = s.ranks[static_cast<size_t>(rank)].members[static_cast<size_t>(local_index(rank, c.comm))];
+  if (m.host_issued > 0 && !host_slot_complete(s, c.comm, m.host_issued - 1))
+    return {NonblockingWait::HostSlot, m.host_issued - 1};
+  if ((m.flags & kConnectReached) && world_.knobs.runtime_connect && !connect_complete(s, c.comm))
+    return {NonblockingWait::Connect, 0};
+  return {};
+}
+
+bool Semantics::guard_holds(const State& s, int rank, const Call& c, std::string* why) const {
+  const auto& rs = s.ranks[static_cast<size_t>(rank)];
+  switch (const NonblockingWait nb = nonblocking_wait(s, rank, c); nb.kind) {
+    case NonblockingWait::HostSlot:
+      if (why)
+        *why = "waits for its previous call on nonblocking " + world_.comm_name(c.comm) + " (host slot " +
+               std::to_string(nb.slot) + ") to complete";
+      return false;
+    case NonblockingWait::Connect:
+      if (why) *why = "waits for the connect of nonblocking " + world_.comm_name(c.comm) + " to complete";
+      return false;
+    case NonblockingWait::None:
+      break;
+  }
+  switch (model::op_class(c.kind, world_.knobs.profile)) {
+    case OpClass::DeviceSync:
+    case OpClass::LocalAfterSync: {
+      bool ok = true;
+      std::string what;
+      if (c.kind == OpKind::SyncStream) {
+        ok = rs.streams[static_cast<size_t>(c.stream)].empty();
+        what = "stream " + world_.streams[static_cast<size_t>(c.stream)] + " to drain";
+      } else if (c.kind == OpKind::Finalize || c.kind == OpKind::Destroy) {
+        ok = !has_part(rs, c.comm);
+        what = "its device work on " + world_.comm_name(c.comm) + " to drain";
+      } else {
+        ok = streams_empty(rs);
+        what = "every stream of the device to drain";
+      }
+      if (!ok && why) *why = "waits for " + what;
+      return ok;
+    }
+    default:
+      return true;
+  }
+}
+
+void Semantics::successors(const State& s, std::vector<Transition>& out) const {
+  for (int r = 0; r < world_.ranks; ++r) {
+    const auto& rs = s.ranks[static_cast<size_t>(r)];
+    for (size_t t = 0; t < rs.threads.size(); ++t) {
+      const ThreadState& ts = rs.threads[t];
+      if (ts.node < 0) continue;
+      const ControlNode& node = control_.nodes[static_cast<size_t>(ts.node)];
+      if (node.edges.empty() || !waits_hold(s, r, ts)) continue;
+      // Search order (the set of successors is the same): rank r tries the alternatives of a choice
+      // starting at r mod n, so that a depth-first search meets ranks that chose differently (the
+      // cross orders that deadlock) early instead of after every rank agreed.
+      const size_t n_edges = node.edges.size();
+      const bool choice = node.edges.front().kind == ControlEdge::Kind::Choice;
+      const size_t first = choice ? static_cast<size_t>(r) % n_edges : 0;
+      for (size_t i = 0; i < n_edges; ++i) {
+        const size_t e = (first + i) % n_edges;
+        const ControlEdge& edge = node.edges[e];
+        Step step;
+        step.rank = static_cast<uint16_t>(r);
+        step.thread = static_cast<uint16_t>(t);
+        step.edge = static_cast<uint16_t>(e);
+        std::vector<int32_t> single;
+        const std::vector<int32_t>* calls = nullptr;
+        switch (edge.kind) {
+          case ControlEdge::Kind::Choice:
+            step.kind = StepKind::Choose;
+            break;
+          case ControlEdge::Kind::Spawn:
+            step.kind = StepKind::Spawn;
+            step.spawned_thread = edge.thread;
+            break;
+          case ControlEdge::Kind::Call:
+            step.kind = StepKind::Issue;
+            step.call = edge.call;
+            single.push_back(edge.call);
+            calls = &single;
+            break;
+          case ControlEdge::Kind::Group:
+            step.kind = StepKind::IssueGroup;
+            step.group = edge.group;
+            calls = &control_.groups[static_cast<size_t>(edge.group)];
+            break;
+        }
+        if (calls) {
+          bool ok = std::all_of(calls->begin(), calls->end(),
+                                [&](int32_t c) { return guard_holds(s, r, world_.calls[static_cast<size_t>(c)]); });
+          if (!ok) continue;
+        }
+        Transition tr{step, s, std::nullopt};
+        ThreadState& nts = tr.next.ranks[static_cast<size_t>(r)].threads[t];
+        nts.waits.clear();
+        nts.node = edge.target;
+        if (edge.kind == ControlEdge::Kind::Spawn)
+          tr.next.ranks[static_cast<size_t>(r)].threads[static_cast<size_t>(edge.thread)].node =
+              control_.threads[static_cast<size_t>(r)][static_cast<size_t>(edge.thread)].entry;
+        if (calls) {
+          tr.violation = apply_calls(*this, tr.next, r, static_cast<int>(t), *calls);
+        }
+        out.push_back(std::move(tr));
+      }
+    }
+  }
+  device_successors(s, out);
+}
+
+std::vector<const StreamEntry*> Semantics::running_entries(const RankState& rs) const {
+  std::vector<const StreamEntry*> out;
+  if (world_.knobs.stream_progress == model::StreamProgress::Serialized) {
+    uint32_t min_seq = UINT32_MAX;
+    for (const auto& st : rs.streams)
+      if (!st.empty()) min_seq = std::min(min_seq, st.front().seq);
+    for (const auto& st : rs.streams)
+      if (!st.empty() && st.front().seq == min_seq) out.push_back(&st.front());
+  } else {
+    for (const auto& st : rs.streams)
+      if (!st.empty()) out.push_back(&st.front());
+  }
+  return out;
+}
+
+bool Semantics::running_part(const State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const {
+  for (const StreamEntry* e : running_entries(s.ranks[static_cast<size_t>(rank)]))
+    for (const auto& p : e->parts)
+      if (!p.done && p.kind == kind && p.comm == comm && p.slot == slot && (peer < 0 || p.peer == peer)) return true;
+  return false;
+}
+
+void Semantics::device_successors(const State& s, std::vector<Transition>& out) const {
+  for (int r = 0; r < world_.ranks; ++r) {
+    for (const StreamEntry* e : running_entries(s.ranks[static_cast<size_t>(r)])) {
+      for (const auto& p : e->parts) {
+        if (p.done) continue;
+        Step step;
+        step.rank = static_cast<uint16_t>(r);
+        step.comm = p.comm;
+        step.slot = p.slot;
+        if (p.kind == PartKind::Collective) {
+          const auto& members = world_.comms[p.comm].members;
+          if (members.front() != r) continue;
+          bool all = std::all_of(members.begin(), members.end(),
+                                 [&](int m) { return running_part(s, m, PartKind::Collective, p.comm, p.slot, -1); });
+          if (!all) continue;
+          step.kind = StepKind::Complete;
+          Transition tr{step, s, std::nullopt};
+          for (int m : members) complete_part(tr.next, m, PartKind::Collective, p.comm, p.slot, -1);
+          out.push_back(std::move(tr));
+        } else if (p.kind == PartKind::Send) {
+          if (!running_part(s, p.peer, PartKind::Recv, p.comm, p.slot, r)) continue;
+          step.kind = StepKind::CompletePair;
+          step.peer = p.peer;
+          Transition tr{step, s, std::nullopt};
+          complete_part(tr.next, r, PartKind::Send, p.comm, p.slot, p.peer);
+          complete_part(tr.next, p.peer, PartKind::Recv, p.comm, p.slot, r);
+          out.push_back(std::move(tr));
+        }
+      }
+    }
+  }
+}
+
+void Semantics::complete_part(State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const {
+  auto& rs = s.ranks[static_cast<size_t>(rank)];
+  for (auto& st : rs.streams) {
+    if (st.empty()) continue;
+    for (auto& p : st.front().parts)
+      if (!p.done && p.kind == kind && p.comm == comm && p.slot == slot && (peer < 0 || p.peer == peer)) {
+        p.done = 1;
+        const auto& parts = st.front().parts;
+        if (std::all_of(parts.begin(), parts.end(), [](const DevicePart& q) { return q.done; })) st.erase(st.begin());
+        return;
+      }
+  }
+}
+
+bool Semantics::is_final(const State& s) const {
+  for (int r = 0; r < world_.ranks; ++r) {
+    const auto& rs = s.ranks[static_cast<size_t>(r)];
+    for (size_t t = 0; t < rs.threads.size(); ++t) {
+      const auto& ts = rs.threads[t];
+      if (ts.node != control_.threads[static_cast<size_t>(r)][t].end) return false;
+      if (!waits_hold(s, r, ts)) return false;
+    }
+    if (!streams_empty(rs)) return false;
+  }
+  // A host slot left open is a collective that never completes (a nonblocking call in progress),
+  // unless every member that joined it aborted the comm.
+  for (size_t c = 0; c < s.comms.size(); ++c) {
+    const auto& cs = s.comms[c];
+    if (cs.host_open.empty()) continue;
+    for (int m : world_.comms[c].members) {
+      const auto& ms =
+          s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, static_cast<int>(c)))];
+      if (ms.host_issued > cs.host_base && !(ms.flags & kAborted)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace collmc::checker
