@@ -81,7 +81,8 @@ TEST(OperationsTable, UnknownStatementErrorListsEveryKeyword) {
     FAIL() << "parsed";
   } catch (const model::InputError& e) {
     const std::string what = e.what();
-    for (const model::OpInfo& op : model::kOperations) EXPECT_NE(what.find(op.keyword), std::string::npos) << op.keyword;
+    for (const model::OpInfo& op : model::kOperations)
+      EXPECT_NE(what.find(op.keyword), std::string::npos) << op.keyword;
     EXPECT_NE(what.find("t.cmc:3:3"), std::string::npos) << what;
   }
 }

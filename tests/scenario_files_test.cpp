@@ -50,6 +50,11 @@ INSTANTIATE_TEST_SUITE_P(LocalCalibration, ScenarioFile,
 // Three- and four-rank scenarios awaiting four GPUs (issue 9), and their MPI versions.
 INSTANTIATE_TEST_SUITE_P(FourGpuCalibration, ScenarioFile,
                          ::testing::ValuesIn(files_in(source_dir() + "/tests/calibration-4gpu")), test_name);
+// Issue 14: the classes of real hangs (each in both outcomes) and the GPU probes' model predictions.
+INSTANTIATE_TEST_SUITE_P(HangClasses, ScenarioFile, ::testing::ValuesIn(files_in(source_dir() + "/tests/hang-classes")),
+                         test_name);
+INSTANTIATE_TEST_SUITE_P(CalibrationProbes, ScenarioFile,
+                         ::testing::ValuesIn(files_in(source_dir() + "/tests/calibration-probes")), test_name);
 INSTANTIATE_TEST_SUITE_P(Examples, ScenarioFile, ::testing::ValuesIn(files_in(source_dir() + "/examples")), test_name);
 
 TEST(ScenarioFiles, SetsAreComplete) {

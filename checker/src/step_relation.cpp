@@ -49,10 +49,12 @@ Semantics::Semantics(const model::World& world) : world_(world), control_(compil
     for (const auto& e : control_.nodes[n].edges) {
       bool here = false;
       if (e.kind == ControlEdge::Kind::Call)
-        here = reads_device(world_.calls[static_cast<size_t>(e.call)], world_.knobs.profile);
+        here = reads_device(world_.calls[static_cast<size_t>(e.call)],
+                            world_.profile_of(world_.calls[static_cast<size_t>(e.call)]));
       if (e.kind == ControlEdge::Kind::Group)
         for (int c : control_.groups[static_cast<size_t>(e.group)])
-          here = here || reads_device(world_.calls[static_cast<size_t>(c)], world_.knobs.profile);
+          here = here || reads_device(world_.calls[static_cast<size_t>(c)],
+                                      world_.profile_of(world_.calls[static_cast<size_t>(c)]));
       if (static_cast<size_t>(e.target) >= n) throw std::logic_error("control edge does not lead to a lower node");
       if (here || reads_device_ahead_[static_cast<size_t>(e.target)]) reads_device_ahead_[n] = 1;
     }
@@ -65,7 +67,8 @@ bool Semantics::thread_live(const State& s, int rank, int thread) const {
 
 bool Semantics::step_reads_device(const Step& step) const {
   for (int c : step_calls(step))
-    if (reads_device(world_.calls[static_cast<size_t>(c)], world_.knobs.profile)) return true;
+    if (reads_device(world_.calls[static_cast<size_t>(c)], world_.profile_of(world_.calls[static_cast<size_t>(c)])))
+      return true;
   return false;
 }
 
@@ -106,6 +109,7 @@ State Semantics::initial() const {
     rs.buffers.resize(world_.buffers.size());
   }
   s.comms.resize(world_.comms.size());
+  s.store.resize(world_.keys.size());
   return s;
 }
 
@@ -155,6 +159,8 @@ bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
               (kDestroyed | kAborted)))
           return false;
       return true;
+    case WaitKind::StoreKey:
+      return s.store[w.slot] >= w.count;
   }
   return false;
 }
@@ -190,7 +196,7 @@ bool Semantics::guard_holds(const State& s, int rank, const Call& c, std::string
     case NonblockingWait::None:
       break;
   }
-  switch (model::op_class(c.kind, world_.knobs.profile)) {
+  switch (model::op_class(c.kind, world_.profile_of(c))) {
     case OpClass::DeviceSync:
     case OpClass::LocalAfterSync: {
       bool ok = true;
@@ -326,6 +332,26 @@ void Semantics::device_successors(const State& s, std::vector<Transition>& out) 
           Transition tr{step, s, std::nullopt};
           complete_part(tr.next, r, PartKind::Send, p.comm, p.slot, p.peer);
           complete_part(tr.next, p.peer, PartKind::Recv, p.comm, p.slot, r);
+          out.push_back(std::move(tr));
+        } else if (p.kind == PartKind::OneSided) {
+          // A put or signal needs nothing of the peer: it completes and counts one signal there.
+          step.kind = StepKind::CompletePair;
+          step.peer = p.peer;
+          step.call = static_cast<int32_t>(p.call);
+          Transition tr{step, s, std::nullopt};
+          complete_part(tr.next, r, PartKind::OneSided, p.comm, p.slot, p.peer);
+          ++p2p_record(tr.next.ranks[p.peer], p.comm, r).signals;
+          out.push_back(std::move(tr));
+        } else if (p.kind == PartKind::SignalWait) {
+          const P2pState* from = find_p2p(s.ranks[static_cast<size_t>(r)], p.comm, p.peer);
+          if (from == nullptr || from->signals - from->signals_taken < p.count) continue;
+          step.kind = StepKind::CompletePair;
+          step.peer = p.peer;
+          step.call = static_cast<int32_t>(p.call);
+          Transition tr{step, s, std::nullopt};
+          complete_part(tr.next, r, PartKind::SignalWait, p.comm, p.slot, p.peer);
+          p2p_record(tr.next.ranks[static_cast<size_t>(r)], p.comm, p.peer).signals_taken +=
+              static_cast<uint32_t>(p.count);
           out.push_back(std::move(tr));
         }
       }

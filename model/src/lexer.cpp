@@ -187,9 +187,9 @@ class Lexer {
     }
     // `2.29`, `2.30.7`: a release number (not `0..3`, a rank range).
     if (pos_ + 1 < s_.size() && s_[pos_] == '.' && std::isdigit(static_cast<unsigned char>(s_[pos_ + 1]))) {
-      while (pos_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[pos_])) ||
-                                  (s_[pos_] == '.' && pos_ + 1 < s_.size() &&
-                                   std::isdigit(static_cast<unsigned char>(s_[pos_ + 1])))))
+      while (pos_ < s_.size() &&
+             (std::isdigit(static_cast<unsigned char>(s_[pos_])) ||
+              (s_[pos_] == '.' && pos_ + 1 < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_ + 1])))))
         ++pos_;
       return make(TokKind::Version, begin, pos_);
     }

@@ -62,7 +62,8 @@ class Printer {
     if (k.comm_mode != defaults.comm_mode) out_ << "set comm_mode = " << comm_mode_name(k.comm_mode) << "\n";
     if (k.runtime_connect != defaults.runtime_connect)
       out_ << "set runtime_connect = " << (k.runtime_connect ? "on" : "off") << "\n";
-    if (k.nccl_version != defaults.nccl_version) out_ << "set nccl_version = " << nccl_version_text(k.nccl_version) << "\n";
+    if (k.nccl_version != defaults.nccl_version)
+      out_ << "set nccl_version = " << nccl_version_text(k.nccl_version) << "\n";
     if (k.stream_progress != defaults.stream_progress)
       out_ << "set stream_progress = "
            << (k.stream_progress == StreamProgress::Serialized ? "serialized" : "independent") << "\n";

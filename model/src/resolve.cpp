@@ -99,6 +99,7 @@ class Resolver {
       if (body) prog.threads[0].body = top_body(body->body, 0);
       w_.programs.push_back(std::move(prog));
     }
+    check_put_targets();
     {
       const bool rooted = std::any_of(w_.calls.begin(), w_.calls.end(), [&](const Call& c) {
         return takes_root(c.kind) && w_.profile_of(c) == Profile::Mpi;
@@ -305,6 +306,21 @@ class Resolver {
     }
   }
 
+  // A put_signal writes into a window of its target: the target must register that buffer on that comm
+  // somewhere in its program, else NCCL has no window to write into.
+  void check_put_targets() {
+    for (auto& c : w_.calls) {
+      if (c.kind != OpKind::PutSignal || c.peer < 0 || c.comm < 0 || !c.usage_error.empty()) continue;
+      const bool registered = std::any_of(w_.calls.begin(), w_.calls.end(), [&](const Call& r) {
+        return r.kind == OpKind::Register && r.rank == c.peer && r.comm == c.comm && r.buffer == c.buffer2;
+      });
+      if (!registered)
+        usage(c, c.loc,
+              "put_signal into '" + w_.buffers[static_cast<size_t>(c.buffer2)] + "' of rank " + std::to_string(c.peer) +
+                  ", which rank " + std::to_string(c.peer) + " never registers on '" + w_.comm_name(c.comm) + "'");
+    }
+  }
+
   // Who is in a `per_rank` comm: every rank named by the list of an `init C [..]` whose caller names
   // itself (joins), over every body a rank runs (its own or `rank *`, `when` decided; the branches
   // of `either`/`maybe` all count: each may be taken). A rank named only by others never joins: the
@@ -322,8 +338,8 @@ class Resolver {
       if (body != nullptr) collect_views(decl.name, body->body, r, members);
     }
     if (members.empty())
-      throw InputError(decl.loc, "no rank joins per_rank communicator '" + decl.name +
-                                     "': write 'init " + decl.name + " [RANKS]' in the bodies of its members");
+      throw InputError(decl.loc, "no rank joins per_rank communicator '" + decl.name + "': write 'init " + decl.name +
+                                     " [RANKS]' in the bodies of its members");
     return {members.begin(), members.end()};
   }
 
@@ -331,7 +347,10 @@ class Resolver {
     for (const Stmt& s : body) {
       if (s.kind == StmtKind::When && !s.when_ranks.contains(rank)) continue;
       if (s.kind == StmtKind::Op && s.op == OpKind::Init && s.comm == comm) {
-        if (!s.members) throw InputError(s.comm_loc, "'" + comm + "' is per_rank: its init needs the member list this rank passes ('init " + comm + " [RANKS]')");
+        if (!s.members)
+          throw InputError(s.comm_loc, "'" + comm +
+                                           "' is per_rank: its init needs the member list this rank passes ('init " +
+                                           comm + " [RANKS]')");
         const std::vector<int> view = s.members->expand(sc_.ranks);
         if (std::find(view.begin(), view.end(), rank) != view.end()) out.insert(view.begin(), view.end());
       }
@@ -406,19 +425,19 @@ class Resolver {
     if (!s.key.empty()) c.key = intern(w_.keys, s.key);
     if (const uint32_t since = first_nccl_version(s.op); since > sc_.knobs.nccl_version)
       usage(c, s.loc,
-            std::string(op_info(s.op).nccl_name) + " needs NCCL " + nccl_version_text(since) + " or later; the scenario models " +
-                nccl_version_text(sc_.knobs.nccl_version) + " (set nccl_version)");
+            std::string(op_info(s.op).nccl_name) + " needs NCCL " + nccl_version_text(since) +
+                " or later; the scenario models " + nccl_version_text(sc_.knobs.nccl_version) + " (set nccl_version)");
     if (is_one_sided(s.op) && stmt_profile(s) == Profile::Mpi)
       usage(c, s.loc, "'" + std::string(op_name(s.op)) + "' is an NCCL call; '" + s.comm + "' is an mpi communicator");
-    if (c.peer == rank_ && is_one_sided(s.op))
-      usage(c, s.peer_loc, "'" + std::string(op_name(s.op)) + "' to itself");
+    if (c.peer == rank_ && is_one_sided(s.op)) usage(c, s.peer_loc, "'" + std::string(op_name(s.op)) + "' to itself");
     if (op_form(s.op) == OpForm::KeyRanks) {
       c.members_view = s.members ? s.members->expand(w_.ranks) : RankSet{true, {}, {}}.expand(w_.ranks);
       if (!std::binary_search(c.members_view.begin(), c.members_view.end(), rank_))
         usage(c, s.key_loc, "rank " + std::to_string(rank_) + " is not among the ranks of its own host_barrier");
     }
     if (s.op == OpKind::Init && c.comm >= 0 && w_.comms[static_cast<size_t>(c.comm)].per_rank && !s.members)
-      throw InputError(s.comm_loc, "'" + s.comm + "' is per_rank: its init needs the member list this rank passes ('init " +
+      throw InputError(s.comm_loc, "'" + s.comm +
+                                       "' is per_rank: its init needs the member list this rank passes ('init " +
                                        s.comm + " [RANKS]')");
     if (s.op == OpKind::Split && c.child >= 0 && w_.comms[static_cast<size_t>(c.child)].per_rank)
       throw InputError(s.child_loc, "split cannot create per_rank communicator '" + s.child + "' (only init can)");

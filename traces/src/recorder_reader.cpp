@@ -43,16 +43,18 @@ const std::map<std::string, RecordedName, std::less<>>& recorded_names() {
   static const auto names = [] {
     std::map<std::string, RecordedName, std::less<>> m;
     for (const model::OpInfo& op : model::kOperations)
-      if (!op.nccl_name.empty()) m.emplace(std::string(op.nccl_name), RecordedName{call_kind_of(op.kind), Recorded::Operation});
+      if (!op.nccl_name.empty())
+        m.emplace(std::string(op.nccl_name), RecordedName{call_kind_of(op.kind), Recorded::Operation});
     m.emplace("ncclCommInitRankConfig", RecordedName{CallKind::CommInit, Recorded::Operation});
     m.emplace("ncclCommInitRankScalable", RecordedName{CallKind::CommInit, Recorded::Operation});
     m.emplace("ncclBcast", RecordedName{CallKind::Broadcast, Recorded::Operation});
     m.emplace("ncclGroupStart", RecordedName{CallKind::GroupStart, Recorded::GroupStart});
     m.emplace("ncclGroupEnd", RecordedName{CallKind::GroupEnd, Recorded::GroupEnd});
     m.emplace("ncclGetUniqueId", RecordedName{CallKind::Other, Recorded::Ignored});
-    m.emplace("ncclCommInitAll",
-              RecordedName{CallKind::Other, Recorded::Unmodelled,
-                           "ncclCommInitAll (several ranks in one process) is not modelled; its communicators are unknown"});
+    m.emplace(
+        "ncclCommInitAll",
+        RecordedName{CallKind::Other, Recorded::Unmodelled,
+                     "ncclCommInitAll (several ranks in one process) is not modelled; its communicators are unknown"});
     m.emplace("ncclCommShrink",
               RecordedName{CallKind::Other, Recorded::Unmodelled,
                            "ncclCommShrink is not modelled; calls on the shrunk communicator name a communicator of "

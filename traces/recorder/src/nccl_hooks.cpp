@@ -85,8 +85,11 @@ auto child_comm_output(ncclComm_t* out) {
 // A collective's arguments before its operator, root and stream.
 JsonLine& collective_args(JsonLine& line, ncclComm_t comm, const void* send, const void* recv, size_t count,
                           ncclDataType_t datatype) {
-  return line.ptr("comm", comm).ptr("sendbuff", send).ptr("recvbuff", recv).u64("count", count).str(
-      "dtype", dtype_name(datatype));
+  return line.ptr("comm", comm)
+      .ptr("sendbuff", send)
+      .ptr("recvbuff", recv)
+      .u64("count", count)
+      .str("dtype", dtype_name(datatype));
 }
 
 }  // namespace
@@ -207,8 +210,8 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, nc
 
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
   return nccl_call<&ncclCommWindowDeregister>(
-      recorded_name(OpKind::Deregister), [&](JsonLine& in) { in.ptr("comm", comm).ptr("win", win); }, no_outputs,
-      comm, win);
+      recorded_name(OpKind::Deregister), [&](JsonLine& in) { in.ptr("comm", comm).ptr("win", win); }, no_outputs, comm,
+      win);
 }
 
 ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
@@ -285,9 +288,7 @@ ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recv
   return nccl_call<&ncclReduceScatter>(
       recorded_name(OpKind::ReduceScatter),
       [&](JsonLine& in) {
-        collective_args(in, comm, sendbuff, recvbuff, recvcount, datatype)
-            .str("op", op_name(op))
-            .ptr("stream", stream);
+        collective_args(in, comm, sendbuff, recvbuff, recvcount, datatype).str("op", op_name(op)).ptr("stream", stream);
       },
       no_outputs, sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
 }

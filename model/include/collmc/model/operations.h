@@ -3,11 +3,11 @@
 // this table; nothing else decides what kind of wait an operation is.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <cstddef>
 
 namespace collmc::model {
 
@@ -88,14 +88,16 @@ struct OpInfo {
 
 // The table, indexed by OpKind. Header-only and constexpr: the LD_PRELOAD recorder, which links no
 // collmc library, reads its names from here too.
+// clang-format off
 inline constexpr OpInfo kOperations[] = {
 #define COLLMC_OP(kind, keyword, form, nccl_class, mpi_class, symmetric, reduction, rooted, trace_kind, nccl_name, \
-                  mpi_name)                                                                                    \
-  {OpKind::kind, keyword,   OpForm::form, OpClass::nccl_class, OpClass::mpi_class, symmetric, reduction, rooted, \
-   nccl_name,    mpi_name},
+                  mpi_name)                                                                                        \
+  {OpKind::kind, keyword, OpForm::form, OpClass::nccl_class, OpClass::mpi_class, symmetric, reduction, rooted,     \
+   nccl_name, mpi_name},
 #include "collmc/model/operations.def"
 #undef COLLMC_OP
 };
+// clang-format on
 inline constexpr size_t kOperationCount = sizeof kOperations / sizeof kOperations[0];
 
 static_assert(
@@ -114,7 +116,7 @@ std::string op_keyword_list();                                 // "alloc, cuda_m
 
 constexpr OpForm op_form(OpKind kind) { return op_info(kind).form; }
 constexpr bool is_collective(OpKind kind) { return op_form(kind) == OpForm::Collective; }  // not p2p, not barrier
-constexpr bool is_p2p(OpKind kind) { return op_form(kind) == OpForm::PointToPoint; }      // send, recv
+constexpr bool is_p2p(OpKind kind) { return op_form(kind) == OpForm::PointToPoint; }       // send, recv
 constexpr bool symmetric_eligible(OpKind kind) { return op_info(kind).symmetric; }
 constexpr bool takes_root(OpKind kind) { return op_info(kind).rooted; }
 constexpr bool takes_redop(OpKind kind) { return op_info(kind).reduction; }
