@@ -1,6 +1,9 @@
 #include "cli_common.h"
 
+#include <algorithm>
 #include <fstream>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 
 namespace collmc::cli {
@@ -38,18 +41,71 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out || !(out << text)) throw std::runtime_error("cannot write " + path);
 }
 
+namespace {
+
+bool is_help(const std::string& arg) { return arg == "--help" || arg == "-h"; }
+
+// The options of `d` but the positional ones, in two groups: the command's own and the search
+// options every searching command shares; then --help.
+std::string options_text(const po::options_description& d, const po::positional_options_description& pos) {
+  std::set<std::string> positional;
+  for (unsigned i = 0; i < pos.max_total_count() && i < 64; ++i) positional.insert(pos.name_for_position(i));
+  const po::options_description shared = search_options();
+  po::options_description own("options"), searching("search options");
+  for (const auto& option : d.options()) {
+    if (positional.count(option->long_name())) continue;
+    (shared.find_nothrow(option->long_name(), false) ? searching : own).add(option);
+  }
+  own.add_options()("help,h", "print this help and exit");
+  std::ostringstream out;
+  out << own;
+  if (!searching.options().empty()) out << "\n" << searching;
+  return out.str();
+}
+
+}  // namespace
+
+po::variables_map parse_options(const std::vector<std::string>& args, const po::options_description& d,
+                                const po::positional_options_description& pos) {
+  if (std::any_of(args.begin(), args.end(), is_help)) {
+    // Help wins over every other argument, as in git and cmake: `collmc check --help` needs no file.
+    throw HelpRequested{options_text(d, pos)};
+  }
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
+  po::notify(vm);
+  return vm;
+}
+
 std::pair<po::variables_map, std::vector<std::string>> parse_with_positional(const std::vector<std::string>& args,
                                                                              const po::options_description& d,
                                                                              const char* positional,
                                                                              const std::string& missing) {
   po::positional_options_description pos;
   pos.add(positional, -1);
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(d).positional(pos).run(), vm);
-  po::notify(vm);
+  po::variables_map vm = parse_options(args, d, pos);
   if (!vm.count(positional)) throw po::error(missing);
   auto values = vm[positional].as<std::vector<std::string>>();
   return {std::move(vm), std::move(values)};
+}
+
+std::pair<po::variables_map, std::vector<std::string>> parse_before_program(const std::vector<std::string>& args,
+                                                                            const po::options_description& d,
+                                                                            const std::string& missing) {
+  size_t i = 0;
+  while (i < args.size() && args[i] != "--" && args[i].size() > 1 && args[i][0] == '-') {
+    // An option that takes a value and does not carry it (`--out DIR`, `-o DIR`) consumes the next one.
+    const std::string& arg = args[i++];
+    if (arg.find('=') != std::string::npos || (arg[1] != '-' && arg.size() > 2)) continue;
+    // Boost names a short option by its dash ("-o"), a long one without them ("out").
+    const po::option_description* option = d.find_nothrow(arg[1] == '-' ? arg.substr(2) : arg, false);
+    if (option != nullptr && option->semantic()->max_tokens() > 0 && i < args.size()) ++i;
+  }
+  const std::vector<std::string> options(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(i));
+  po::variables_map vm = parse_options(options, d);
+  if (i < args.size() && args[i] == "--") ++i;
+  if (i >= args.size()) throw po::error(missing);
+  return {std::move(vm), std::vector<std::string>(args.begin() + static_cast<std::ptrdiff_t>(i), args.end())};
 }
 
 }  // namespace collmc::cli

@@ -3,8 +3,10 @@
 
 #include "cli_common.h"
 #include "collmc/checker/check.h"
-#include "collmc/checker/html_report.h"
 #include "collmc/model/world.h"
+#include "collmc/report/check_report.h"
+#include "collmc/report/html_report.h"
+#include "collmc/report/wait_for_dot.h"
 #include "commands.h"
 
 namespace collmc::cli {
@@ -19,15 +21,15 @@ void write_graph_outputs(const po::variables_map& vm, const checker::CheckResult
   // The DOT and its SVG are made once, for whichever of --dot, --svg and --html asked.
   std::string dot, svg;
   if (!result.wait_for.empty()) {
-    checker::DotOptions dot_options;
+    report::DotOptions dot_options;
     dot_options.full_graph = vm.count("full-graph") > 0;
-    dot = checker::wait_for_dot(*result.world, result.wait_for, dot_options);
-    if (vm.count("svg") || vm.count("html")) svg = checker::render_svg(dot);
+    dot = report::wait_for_dot(*result.world, result.wait_for, dot_options);
+    if (vm.count("svg") || vm.count("html")) svg = report::render_svg(dot);
   } else if (graph_files) {
     std::cerr << "note: no wait-for graph (the verdict is " << model::verdict_name(result.verdict)
               << "); --dot/--svg not written\n";
   }
-  if (vm.count("html")) write_file(vm["html"].as<std::string>(), checker::html_report(result, svg));
+  if (vm.count("html")) write_file(vm["html"].as<std::string>(), report::html_report(result, svg));
   if (dot.empty()) return;
   if (vm.count("dot")) write_file(vm["dot"].as<std::string>(), dot);
   if (vm.count("svg")) write_file(vm["svg"].as<std::string>(), svg);
@@ -61,9 +63,9 @@ int cmd_check(const std::vector<std::string>& args) {
       if (quiet) {
         std::cout << file << ": " << model::verdict_name(result.verdict) << "\n";
       } else {
-        std::cout << checker::text_report(result, false);
+        std::cout << report::text_report(result, false);
       }
-      if (vm.count("json")) write_file(vm["json"].as<std::string>(), checker::json_report(result));
+      if (vm.count("json")) write_file(vm["json"].as<std::string>(), report::json_report(result));
       write_graph_outputs(vm, result);
       if (expect) {
         bool agree = result.agrees_with_expect();

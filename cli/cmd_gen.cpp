@@ -9,29 +9,83 @@ namespace collmc::cli {
 
 using model::Verdict;
 
+namespace {
+
+enum class Family { Ring, Megatron, PytorchPool, HookFanout };
+
+constexpr std::pair<const char*, Family> kFamilies[] = {
+    {"ring", Family::Ring},
+    {"megatron", Family::Megatron},
+    {"pytorch-pool", Family::PytorchPool},
+    {"hook-fanout", Family::HookFanout},
+};
+
+Family family_named(const std::string& name) {
+  for (const auto& [n, f] : kFamilies)
+    if (name == n) return f;
+  throw po::error("unknown family '" + name + "': expected ring, megatron, pytorch-pool or hook-fanout");
+}
+
+// Each family's options, so that `collmc gen FAMILY --help` lists exactly what FAMILY reads.
+po::options_description family_options(Family family) {
+  po::options_description d;
+  d.add_options()("output,o", po::value<std::string>()->value_name("FILE"),
+                  "write the scenario to FILE (default: stdout)");
+  auto order = [&d](const char* what) {
+    d.add_options()("order", po::value<std::string>()->default_value("list")->value_name("ORDER"), what);
+  };
+  auto late_segments = [&d](const char* by_default) {
+    d.add_options()("late-segments", po::value<std::string>()->default_value(by_default)->value_name("WHICH"),
+                    "pool segments allocated after registration, which the allocator hook registers on every "
+                    "group: none, some (every rank but the last) or all");
+  };
+  auto size = [&d](const char* name, int by_default, const char* what) {
+    d.add_options()(name, po::value<int>()->default_value(by_default)->value_name("N"), what);
+  };
+  switch (family) {
+    case Family::Ring:
+      size("comms", 3, "number of two-rank communicators (and ranks) in the ring");
+      d.add_options()("agreed", "register in one agreed order, lower comm first (safe)")(
+          "profile", po::value<std::string>()->default_value("nccl")->value_name("PROFILE"), "nccl or mpi");
+      break;
+    case Family::Megatron:
+      size("world", 8, "world size (ranks)");
+      size("tp", 1, "tensor-parallel size");
+      size("cp", 1, "context-parallel size");
+      size("pp", 1, "pipeline-parallel size");
+      size("ep", 1, "expert-parallel size");
+      size("etp", 1, "expert tensor-parallel size");
+      size("dist-opt-instances", 1, "distributed-optimizer instances (the data-parallel group split into this many)");
+      d.add_options()("ubr-groups", po::value<std::string>()->default_value("dense,expert,outer")->value_name("LIST"),
+                      "groups the symmetric pool is registered on, comma-separated: dense, expert, outer, dense-ag");
+      order("registration order: list (every rank in the list order), per-rank (each rank its own order) or sorted");
+      late_segments("none");
+      d.add_options()("collectives", "a training step's all-reduce on every chosen group after registration");
+      break;
+    case Family::PytorchPool:
+      size("ranks", 4, "world size (ranks)");
+      d.add_options()("groups", po::value<std::vector<std::string>>()->multitoken()->value_name("SPEC"),
+                      "process groups: NAME:all, NAME:consecutive:K (blocks of K ranks) or NAME:strided:K (K ranks "
+                      "spaced W/K apart)");
+      order("order of the hook's late-segment registrations: list, per-rank or sorted");
+      late_segments("all");
+      break;
+    case Family::HookFanout:
+      size("ranks", 4, "world size (ranks)");
+      size("comms", 3, "communicators over all ranks");
+      d.add_options()("sorted", "register on the comms in sorted order (safe); default: each rank its own order");
+      break;
+  }
+  return d;
+}
+
+}  // namespace
+
 int cmd_gen(const std::vector<std::string>& args) {
   if (args.empty()) throw po::error("gen needs a family: ring, megatron, pytorch-pool or hook-fanout");
-  const std::string family = args.front();
-  po::options_description d("gen");
-  d.add_options()("output,o", po::value<std::string>(), "write the scenario to FILE (default: stdout)")(
-      "comms", po::value<int>()->default_value(3), "ring, hook-fanout: number of comms")(
-      "agreed", "ring: one agreed order (safe)")("profile", po::value<std::string>()->default_value("nccl"),
-                                                 "ring: nccl or mpi")(
-      "ranks", po::value<int>()->default_value(4), "hook-fanout: world size")("sorted", "hook-fanout: sorted order")(
-      "world", po::value<int>()->default_value(8), "megatron: world size")(
-      "tp", po::value<int>()->default_value(1), "")("cp", po::value<int>()->default_value(1), "")(
-      "pp", po::value<int>()->default_value(1), "")("ep", po::value<int>()->default_value(1), "")(
-      "etp", po::value<int>()->default_value(1), "")("dist-opt-instances", po::value<int>()->default_value(1), "")(
-      "ubr-groups", po::value<std::string>()->default_value("dense,expert,outer"),
-      "megatron: groups the pool is registered on (dense, expert, outer, dense-ag)")(
-      "order", po::value<std::string>()->default_value("list"), "list, per-rank or sorted")(
-      "late-segments", po::value<std::string>()->default_value("none"), "none, some or all")(
-      "collectives", "megatron: a training step's collectives after registration")(
-      "groups", po::value<std::vector<std::string>>()->multitoken(),
-      "pytorch-pool: NAME:all, NAME:consecutive:K or NAME:strided:K ...");
-  po::variables_map vm;
-  po::store(po::command_line_parser(std::vector<std::string>(args.begin() + 1, args.end())).options(d).run(), vm);
-  po::notify(vm);
+  const Family family = family_named(args.front());
+  const po::variables_map vm =
+      parse_options(std::vector<std::string>(args.begin() + 1, args.end()), family_options(family));
   auto order_of = [&]() {
     const std::string order = vm["order"].as<std::string>();
     if (order == "list") return gen::RegistrationOrder::List;
@@ -47,42 +101,48 @@ int cmd_gen(const std::vector<std::string>& args) {
     throw po::error("--late-segments takes none, some or all");
   };
   std::string text;
-  if (family == "pytorch-pool") {
-    gen::PytorchPoolConfig c;
-    c.world = vm["ranks"].as<int>();
-    if (vm.count("groups")) c.groups = vm["groups"].as<std::vector<std::string>>();
-    c.order = order_of();
-    c.late_segments = vm["late-segments"].defaulted() ? gen::LateSegments::All : late_of();
-    text = gen::pytorch_pool_scenario(c);
-  } else if (family == "ring") {
-    const std::string profile = vm["profile"].as<std::string>();
-    if (profile != "nccl" && profile != "mpi") throw po::error("--profile takes nccl or mpi");
-    text = gen::ring_scenario(vm["comms"].as<int>(), vm.count("agreed") > 0, profile == "mpi");
-  } else if (family == "hook-fanout") {
-    text = gen::hook_fanout_scenario(vm["ranks"].as<int>(), vm["comms"].as<int>(), vm.count("sorted") > 0);
-  } else if (family == "megatron") {
-    gen::MegatronConfig c;
-    c.world = vm["world"].as<int>();
-    c.tp = vm["tp"].as<int>();
-    c.cp = vm["cp"].as<int>();
-    c.pp = vm["pp"].as<int>();
-    c.ep = vm["ep"].as<int>();
-    c.etp = vm["etp"].as<int>();
-    c.dist_opt_instances = vm["dist-opt-instances"].as<int>();
-    c.ubr_groups.clear();
-    std::string groups = vm["ubr-groups"].as<std::string>();
-    for (size_t start = 0; start <= groups.size();) {
-      size_t comma = groups.find(',', start);
-      if (comma == std::string::npos) comma = groups.size();
-      if (comma > start) c.ubr_groups.push_back(groups.substr(start, comma - start));
-      start = comma + 1;
+  switch (family) {
+    case Family::PytorchPool: {
+      gen::PytorchPoolConfig c;
+      c.world = vm["ranks"].as<int>();
+      if (vm.count("groups")) c.groups = vm["groups"].as<std::vector<std::string>>();
+      c.order = order_of();
+      c.late_segments = late_of();
+      text = gen::pytorch_pool_scenario(c);
+      break;
     }
-    c.order = order_of();
-    c.late_segments = late_of();
-    c.collectives = vm.count("collectives") > 0;
-    text = gen::megatron_scenario(c);
-  } else {
-    throw po::error("unknown family '" + family + "': expected ring, megatron, pytorch-pool or hook-fanout");
+    case Family::Ring: {
+      const std::string profile = vm["profile"].as<std::string>();
+      if (profile != "nccl" && profile != "mpi") throw po::error("--profile takes nccl or mpi");
+      text = gen::ring_scenario(vm["comms"].as<int>(), vm.count("agreed") > 0, profile == "mpi");
+      break;
+    }
+    case Family::HookFanout:
+      text = gen::hook_fanout_scenario(vm["ranks"].as<int>(), vm["comms"].as<int>(), vm.count("sorted") > 0);
+      break;
+    case Family::Megatron: {
+      gen::MegatronConfig c;
+      c.world = vm["world"].as<int>();
+      c.tp = vm["tp"].as<int>();
+      c.cp = vm["cp"].as<int>();
+      c.pp = vm["pp"].as<int>();
+      c.ep = vm["ep"].as<int>();
+      c.etp = vm["etp"].as<int>();
+      c.dist_opt_instances = vm["dist-opt-instances"].as<int>();
+      c.ubr_groups.clear();
+      std::string groups = vm["ubr-groups"].as<std::string>();
+      for (size_t start = 0; start <= groups.size();) {
+        size_t comma = groups.find(',', start);
+        if (comma == std::string::npos) comma = groups.size();
+        if (comma > start) c.ubr_groups.push_back(groups.substr(start, comma - start));
+        start = comma + 1;
+      }
+      c.order = order_of();
+      c.late_segments = late_of();
+      c.collectives = vm.count("collectives") > 0;
+      text = gen::megatron_scenario(c);
+      break;
+    }
   }
   if (vm.count("output"))
     write_file(vm["output"].as<std::string>(), text);

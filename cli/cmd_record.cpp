@@ -21,22 +21,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// $COLLMC_RECORDER, else the library built with this collmc, else one next to the binary.
+// $COLLMC_RECORDER, else one next to the binary or installed with it, else the one built with it.
 std::string find_recorder() {
   std::vector<fs::path> candidates;
   if (const char* env = std::getenv("COLLMC_RECORDER"); env != nullptr && *env != '\0') {
     if (!fs::is_regular_file(env)) throw std::runtime_error(std::string("$COLLMC_RECORDER names no file: ") + env);
     return fs::absolute(env).string();
   }
-#ifdef COLLMC_RECORDER_PATH
-  candidates.emplace_back(COLLMC_RECORDER_PATH);
-#endif
+  // Relative to this binary first, so that an installed collmc uses the recorder installed with it.
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     candidates.push_back(exe.parent_path() / "libcollmc_record.so");
-    candidates.push_back(exe.parent_path().parent_path() / "lib" / "libcollmc_record.so");
+    candidates.push_back(exe.parent_path() / COLLMC_RECORDER_FROM_BINARY / "libcollmc_record.so");
   }
+#ifdef COLLMC_RECORDER_PATH
+  candidates.emplace_back(COLLMC_RECORDER_PATH);
+#endif
   for (const auto& c : candidates)
     if (fs::is_regular_file(c, ec)) return c.string();
   throw std::runtime_error(
@@ -64,23 +65,11 @@ size_t count_lines(const std::string& path) {
 }  // namespace
 
 int cmd_record(const std::vector<std::string>& args) {
-  std::string out_dir = "collmc-traces";
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    if (args[i] == "--") {
-      ++i;
-      break;
-    }
-    if ((args[i] == "--out" || args[i] == "-o") && i + 1 < args.size()) {
-      out_dir = args[++i];
-    } else if (!args[i].empty() && args[i][0] == '-') {
-      throw po::error("record: unknown option '" + args[i] + "' (usage: collmc record [--out DIR] -- PROGRAM ARGS...)");
-    } else {
-      break;  // the program, without a "--" before it
-    }
-  }
-  if (i >= args.size()) throw po::error("record needs a program: collmc record [--out DIR] -- PROGRAM ARGS...");
-  const std::vector<std::string> program(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  po::options_description d;
+  d.add_options()("out,o", po::value<std::string>()->default_value("collmc-traces")->value_name("DIR"),
+                  "directory for the trace files (collmc-trace.<host>.<pid>.jsonl, one per process)");
+  const auto [vm, program] = parse_before_program(args, d, "record needs a program: collmc record -- PROGRAM ARGS...");
+  const std::string out_dir = vm["out"].as<std::string>();
 
   const std::string recorder = find_recorder();
   fs::create_directories(out_dir);

@@ -15,7 +15,21 @@ using model::Verdict;
 
 int cmd_replay(const std::vector<std::string>& args) {
   po::options_description d = search_options();
-  d.add_options()("hang-after", po::value<double>()->default_value(5), "no progress for S seconds is a hang")(
+  d.add_options()("hang-after", po::value<double>()->default_value(5),
+                  "no progress for S seconds is a hang (for hangs the model did not predict)")(
+      "confirm-after", po::value<double>()->default_value(0.5),
+      "every rank in the call the model predicts it blocks in and no progress for S seconds: the hang is "
+      "confirmed at once (0: wait for --hang-after)")(
+      "launcher", po::value<std::string>()->default_value("local"),
+      "how rank processes start: local (forked here, or mpirun on this host for MPI), mpirun or srun (one rank "
+      "process per GPU or CPU rank on any number of nodes, coordinated through a TCP store)")(
+      "hosts", po::value<std::string>(), "with --launcher mpirun: mpirun --host LIST; with srun: --nodelist LIST")(
+      "np", po::value<int>(), "the number of rank processes: must equal the scenario's ranks (checked)")(
+      "launcher-arg", po::value<std::vector<std::string>>(),
+      "with --launcher mpirun|srun: one more argument for the launcher (repeat it), e.g. --launcher-arg=--mca "
+      "--launcher-arg=btl_tcp_if_include --launcher-arg=eth0")(
+      "store-host", po::value<std::string>(),
+      "the address the ranks reach this host's TCP store at (default: 127.0.0.1 on one host, else this host's name)")(
       "json", po::value<std::string>(), "write the replay report as JSON")(
       "free", "do not enforce the schedule's order (an experiment)")(
       "calibrate", "replay every scenario under the given directories and print the agreement table")(
@@ -28,6 +42,24 @@ int cmd_replay(const std::vector<std::string>& args) {
   replay::ReplayOptions options;
   options.hang_after_s = vm["hang-after"].as<double>();
   options.free_running = vm.count("free") > 0;
+  const std::string launcher = vm["launcher"].as<std::string>();
+  if (launcher == "local")
+    options.launcher = replay::LauncherKind::Local;
+  else if (launcher == "mpirun")
+    options.launcher = replay::LauncherKind::Mpirun;
+  else if (launcher == "srun")
+    options.launcher = replay::LauncherKind::Srun;
+  else
+    throw po::error("--launcher takes local, mpirun or srun, not '" + launcher + "'");
+  if (options.launcher == replay::LauncherKind::Local &&
+      (vm.count("hosts") || vm.count("launcher-arg") || vm.count("store-host")))
+    throw po::error("--hosts, --launcher-arg and --store-host need --launcher mpirun or srun");
+  if (vm.count("hosts")) options.hosts = vm["hosts"].as<std::string>();
+  if (vm.count("launcher-arg")) options.launcher_args = vm["launcher-arg"].as<std::vector<std::string>>();
+  if (vm.count("store-host")) options.store_host = vm["store-host"].as<std::string>();
+  options.confirm_after_s = vm["confirm-after"].as<double>();
+  if (options.confirm_after_s < 0 || options.hang_after_s <= 0)
+    throw po::error("--confirm-after takes S >= 0 and --hang-after S > 0");
   if (vm.count("backend")) {
     const std::string backend = vm["backend"].as<std::string>();
     if (backend != "nccl" && backend != "mpi") throw po::error("--backend takes nccl or mpi, not '" + backend + "'");
@@ -39,6 +71,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     std::string table = replay::calibration_table(rows);
     std::cout << table;
     if (vm.count("table")) write_file(vm["table"].as<std::string>(), table);
+    if (!rows.empty() && rows.back().interrupted) return 130;  // ended by the user's signal
     bool all = !rows.empty() && std::all_of(rows.begin(), rows.end(), [](const auto& r) { return r.agrees; });
     return all ? 0 : 1;
   }
@@ -55,10 +88,14 @@ int cmd_replay(const std::vector<std::string>& args) {
     plan = replay::plan_for_scenario(world, search);
   }
   plan.world = &world;
+  if (vm.count("np") && vm["np"].as<int>() != world.ranks)
+    throw po::error("--np " + std::to_string(vm["np"].as<int>()) + ": the scenario has " + std::to_string(world.ranks) +
+                    " ranks, and the replay runs one process per rank");
   auto report = replay::replay(plan, options);
   std::cout << replay::text_report(report);
   if (vm.count("json")) write_file(vm["json"].as<std::string>(), replay::json_report(report));
   if (report.outcome == replay::Outcome::Refused) return kExitBadInput;
+  if (report.outcome == replay::Outcome::Interrupted) return 128 + report.interrupted_by;  // as the shell reports it
   return report.agrees ? 0 : 1;
 }
 

@@ -3,6 +3,7 @@
 
 #include "cli_common.h"
 #include "collmc/checker/suite.h"
+#include "collmc/report/suite_table.h"
 #include "commands.h"
 
 namespace collmc::cli {
@@ -16,7 +17,7 @@ int cmd_test(const std::vector<std::string>& args) {
   const auto options = to_search(vm);
   std::vector<checker::SuiteRow> rows;
   for (const auto& f : checker::collect_scenarios(paths)) rows.push_back(checker::run_scenario(f, options));
-  std::cout << checker::suite_table(rows);
+  std::cout << report::suite_table(rows);
   bool ok = !rows.empty() && std::all_of(rows.begin(), rows.end(), [](const auto& r) { return r.passed(); });
   return ok ? 0 : 1;
 }

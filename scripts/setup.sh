@@ -4,8 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential cmake libboost-graph-dev libboost-program-options-dev libgtest-dev
+packages=(build-essential cmake pkgconf libboost-program-options-dev libgtest-dev
           graphviz nlohmann-json3-dev chromium openmpi-bin libopenmpi-dev)
+# Graphviz's library renders the wait-for graph to SVG (report/); clang-format and clang-tidy are the
+# style check (scripts/check-style.sh).
+packages+=(libgraphviz-dev clang-format clang-tidy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,7 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "collmc/checker/html_report.h"
+#include "collmc/report/check_report.h"
+#include "collmc/report/html_report.h"
+#include "collmc/report/wait_for_dot.h"
 #include "test_support.h"
 
 namespace collmc::testing {
@@ -97,7 +99,7 @@ rank * {
 }
 )");
   ASSERT_EQ(r.verdict, model::Verdict::Safe);
-  const std::string html = checker::html_report(r, "");
+  const std::string html = report::html_report(r, "");
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   expect_self_contained(html);
   EXPECT_EQ(html.find("<b>& fine"), std::string::npos) << "the scenario name is not escaped";
@@ -145,9 +147,9 @@ rank * {
   deregister A wa
 }
 )");
-  ASSERT_EQ(r.verdict, model::Verdict::UseAfterDeregister) << checker::text_report(r);
+  ASSERT_EQ(r.verdict, model::Verdict::UseAfterDeregister) << report::text_report(r);
   ASSERT_TRUE(r.violation);
-  const std::string html = checker::html_report(r, "");
+  const std::string html = report::html_report(r, "");
   expect_self_contained(html);
 
   const std::string verdict = element_by_id(html, "verdict");
@@ -201,8 +203,8 @@ rank 2 {
 }
 rank 1 { alloc x }
 )");
-  ASSERT_EQ(r.verdict, model::Verdict::Deadlock) << checker::text_report(r);
-  const std::string html = checker::html_report(r, "");
+  ASSERT_EQ(r.verdict, model::Verdict::Deadlock) << report::text_report(r);
+  const std::string html = report::html_report(r, "");
   const std::string timeline = element_by_id(html, "timeline");
   const std::string lane0 = element_by_id(timeline, "lane-0");
   const std::string lane1 = element_by_id(timeline, "lane-1");
@@ -266,8 +268,8 @@ class HtmlReportBrowser : public ::testing::Test {
     const checker::CheckResult r = checker::check(world, {});
     ASSERT_EQ(r.verdict, model::Verdict::Deadlock) << path;
     ASSERT_FALSE(r.wait_for.cycles.empty()) << path;
-    const std::string svg = checker::render_svg(checker::wait_for_dot(world, r.wait_for));
-    const std::string dom = render(checker::html_report(r, svg));
+    const std::string svg = report::render_svg(report::wait_for_dot(world, r.wait_for));
+    const std::string dom = render(report::html_report(r, svg));
     ASSERT_NE(dom.find("</html>"), std::string::npos) << "no DOM from chromium for " << path;
 
     const std::string verdict = element_by_id(dom, "verdict");

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Replays every `set profile = mpi` scenario in examples/, tests/calibration-4gpu/mpi and
-# ../shared/calibration-mpi with real Open MPI (collmc replay --calibrate --backend mpi) and fails
-# when one disagrees with the model or when anything of a run outlives it (an mpirun or rank
-# process, a shared block in /dev/shm).
+# ../shared/calibration-mpi with real Open MPI (collmc replay --calibrate --backend mpi), with
+# --launcher local and --launcher mpirun, and fails when one disagrees with the model, when the two
+# launchers' outcomes differ, or when anything of a run outlives it (an mpirun or rank process, a
+# shared block or run directory in /dev/shm).
 # Exit 77 (skipped) only where mpirun is not installed; CI installs it (scripts/setup.sh).
 set -u
 collmc=$1
@@ -23,16 +24,28 @@ if [ -d "$src/../shared/calibration-mpi" ]; then
 else
   echo "note: $src/../shared/calibration-mpi is absent: replaying examples/ only"
 fi
-"$collmc" replay --calibrate --backend mpi "${inputs[@]}" &
-pid=$!
-wait $pid
-rc=$?
-# Every process of the run names its shared block, /collmc-replay-<collmc's pid>-N, on its command line.
-leftover=$(pgrep -af "collmc-replay-$pid-")
-shm=$(ls /dev/shm 2>/dev/null | grep "^collmc-replay-$pid-")
-if [ -n "$leftover" ] || [ -n "$shm" ]; then
-  echo "FAIL: the run left behind: $leftover $shm"
-  exit 1
+rc=0
+# Once with the ranks on the shared block (--launcher local), once through mpirun and the TCP store
+# (--launcher mpirun, the multi-node path): the same outcomes.
+for launcher in local mpirun; do
+  "$collmc" replay --calibrate --backend mpi --launcher $launcher "${inputs[@]}" > "table-$launcher.$$" &
+  pid=$!
+  wait $pid || rc=1
+  cat "table-$launcher.$$"
+  # Every process of the run names its shared block or its run directory, /collmc-replay-<collmc's
+  # pid>-..., on its command line.
+  leftover=$(pgrep -af "collmc-replay-$pid-")
+  shm=$(ls /dev/shm 2>/dev/null | grep "^collmc-replay-$pid-")
+  if [ -n "$leftover" ] || [ -n "$shm" ]; then
+    echo "FAIL: the run (--launcher $launcher) left behind: $leftover $shm"
+    rc=1
+  fi
+done
+# The outcome column of both tables (scenario, model verdict, hardware outcome).
+if ! diff <(cut -d'|' -f2-4 "table-local.$$") <(cut -d'|' -f2-4 "table-mpirun.$$"); then
+  echo "FAIL: --launcher mpirun and --launcher local disagree"
+  rc=1
 fi
-echo "no MPI process and no shared block outlived the run"
+rm -f "table-local.$$" "table-mpirun.$$"
+[ $rc = 0 ] && echo "both launchers agree; no MPI process and no shared block outlived a run"
 exit $rc

@@ -115,14 +115,107 @@ TEST(MpiReplayRun, CrossOrderedWindowsHangIsConfirmedAndNothingOutlivesIt) {
   replay::ReplayReport report = replay::replay(plan, options);
   EXPECT_EQ(report.outcome, replay::Outcome::Confirmed) << replay::text_report(report);
   EXPECT_TRUE(report.agrees);
-  EXPECT_GE(report.hang_detect_seconds, 2.0);
+  // Both ranks sat in the registration the model predicts: confirmed after the quiet period, not
+  // after --hang-after.
+  EXPECT_EQ(report.hang_rule, replay::HangRule::Predicted);
+  EXPECT_GE(report.hang_detect_seconds, options.confirm_after_s);
+  EXPECT_LT(report.hang_detect_seconds, options.hang_after_s);
+  EXPECT_GE(report.hang_exit_seconds, 0.0);
+  EXPECT_NE(replay::text_report(report).find("every rank in the call the model predicts"), std::string::npos);
   ASSERT_EQ(report.ranks.size(), 2u);
   for (const auto& r : report.ranks) {
     EXPECT_EQ(r.status, "hung (killed)");
-    EXPECT_EQ(r.threads[0].state, "in call");
+    EXPECT_EQ(r.threads[0].state, replay::ThreadState::InCall);
     EXPECT_EQ(w.calls[static_cast<size_t>(r.threads[0].call)].kind, model::OpKind::Register);
   }
   EXPECT_NE(report.backend.find("Open MPI"), std::string::npos) << report.backend;
+  EXPECT_EQ(leftovers(), std::vector<std::string>{});
+}
+
+TEST(MpiReplayRun, WithoutTheEarlyConfirmationTheHangWaitsForHangAfter) {
+  REQUIRE_MPI();
+  model::World w = model::load_world(shared_dir() + "/calibration-mpi/mpi_win_cross_order.cmc");
+  replay::ReplayOptions options = fast(1.5);
+  options.confirm_after_s = 0;
+  replay::ReplayReport report = replay::replay_mpi(replay::plan_for_scenario(w, {}), options);
+  EXPECT_EQ(report.outcome, replay::Outcome::Confirmed) << replay::text_report(report);
+  EXPECT_EQ(report.hang_rule, replay::HangRule::NoProgress);
+  EXPECT_GE(report.hang_detect_seconds, 1.5);
+  const auto j = nlohmann::json::parse(replay::json_report(report));
+  EXPECT_EQ(j.at("hang_rule"), "no_progress");
+  EXPECT_GE(j.at("hang_exit_seconds").get<double>(), 0.0);
+  EXPECT_EQ(leftovers(), std::vector<std::string>{});
+}
+
+// --launcher mpirun: the ranks share no memory with collmc; plan, sequencer turns, progress and the
+// verdict go through the TCP store (the multi-node path, here with CPU-only ranks on one host).
+replay::ReplayOptions through_mpirun(double hang_after_s = 5) {
+  replay::ReplayOptions o = fast(hang_after_s);
+  o.launcher = replay::LauncherKind::Mpirun;
+  return o;
+}
+
+TEST(MpiReplayStore, HangIsConfirmedThroughTheStore) {
+  REQUIRE_MPI();
+  model::World w = model::load_world(shared_dir() + "/calibration-mpi/mpi_win_cross_order.cmc");
+  replay::ReplayReport report = replay::replay(replay::plan_for_scenario(w, {}), through_mpirun());
+  EXPECT_EQ(report.outcome, replay::Outcome::Confirmed) << replay::text_report(report);
+  EXPECT_EQ(report.launcher, "mpirun");
+  EXPECT_EQ(report.hang_rule, replay::HangRule::Predicted);
+  EXPECT_NE(report.backend.find("TCP store"), std::string::npos) << report.backend;
+  for (const auto& r : report.ranks) {
+    EXPECT_EQ(r.threads[0].state, replay::ThreadState::InCall);
+    EXPECT_EQ(w.calls[static_cast<size_t>(r.threads[0].call)].kind, model::OpKind::Register);
+  }
+  EXPECT_EQ(leftovers(), std::vector<std::string>{});
+}
+
+TEST(MpiReplayStore, ThreadsAndTheScheduleOrderCompleteThroughTheStore) {
+  REQUIRE_MPI();
+  // Four ranks with a helper thread each: the sequencer's turns pass between processes only through
+  // the store; timings come back with every rank's slot.
+  model::World w = model::load_world(source_dir() + "/examples/mpi_correct_program.cmc");
+  replay::ReplayPlan plan = replay::plan_for_scenario(w, {});
+  ASSERT_GT(plan.turns, 4);
+  replay::ReplayReport report = replay::replay(plan, through_mpirun());
+  EXPECT_EQ(report.outcome, replay::Outcome::Completed) << replay::text_report(report);
+  size_t timed = 0;
+  for (const auto& r : report.ranks) {
+    EXPECT_EQ(r.status, "finished");
+    for (const auto& t : r.threads) EXPECT_EQ(t.state, replay::ThreadState::Finished);
+    timed += r.calls.size();
+  }
+  size_t steps = 0;
+  for (const auto& rank : plan.ranks)
+    for (const auto& t : rank)
+      for (const auto& s : t.steps) steps += s.spawn_thread < 0;
+  EXPECT_EQ(timed, steps);
+  EXPECT_EQ(leftovers(), std::vector<std::string>{});
+}
+
+TEST(MpiReplayStore, ARanksErrorComesBackThroughTheStore) {
+  REQUIRE_MPI();
+  const std::string path = temp_path(
+      "ranks 2\nset profile = mpi\ncomm A = all\nrank * {\n  alloc x 4KiB\n  free x\n  all_reduce A x count=4\n}\n",
+      ".cmc");
+  model::World w = model::load_world(path);
+  replay::ReplayReport report = replay::replay(replay::plan_for_scenario(w, {}), through_mpirun());
+  std::remove(path.c_str());
+  EXPECT_EQ(report.outcome, replay::Outcome::Crashed) << replay::text_report(report);
+  EXPECT_NE(report.summary.find("the buffer was freed"), std::string::npos) << report.summary;
+  EXPECT_EQ(leftovers(), std::vector<std::string>{});
+}
+
+TEST(MpiReplayStore, NcclThroughMpirunNeverStartsRanksWithoutGpus) {
+  model::World w = model::load_world(source_dir() + "/examples/reg_cross_order.cmc");
+  int gpus = 0;
+  replay::nccl_environment(&gpus);
+  if (gpus >= w.ranks) GTEST_SKIP() << "this machine has GPUs for the scenario";
+  replay::ReplayOptions o = through_mpirun();
+  o.backend = replay::BackendKind::Nccl;
+  replay::ReplayReport report = replay::replay(replay::plan_for_scenario(w, {}), o);
+  EXPECT_EQ(report.outcome, replay::Outcome::Refused) << replay::text_report(report);
+  EXPECT_TRUE(report.ranks.empty());
   EXPECT_EQ(leftovers(), std::vector<std::string>{});
 }
 
@@ -135,7 +228,7 @@ TEST(MpiReplayRun, CorrectProgramWithThreadsCompletes) {
   for (const auto& r : report.ranks) {
     EXPECT_EQ(r.status, "finished");
     ASSERT_EQ(r.threads.size(), 2u);  // main and helper
-    for (const auto& t : r.threads) EXPECT_EQ(t.state, "finished");
+    for (const auto& t : r.threads) EXPECT_EQ(t.state, replay::ThreadState::Finished);
     EXPECT_FALSE(r.calls.empty());
   }
   EXPECT_EQ(leftovers(), std::vector<std::string>{});

@@ -9,6 +9,7 @@
 
 #include "collmc/replay/plan.h"
 #include "collmc/replay/replay.h"
+#include "collmc/report/check_report.h"
 #include "test_support.h"
 
 namespace collmc::testing {
@@ -84,7 +85,7 @@ TEST(ReplayPlan, JsonResultGivesTheSamePlan) {
   close(fd);
   {
     std::ofstream out(tmpl);
-    out << checker::json_report(r);
+    out << report::json_report(r);
   }
   model::World from_json_world;
   replay::ReplayPlan a = replay::plan_from_result(w, r);

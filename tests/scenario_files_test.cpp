@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "collmc/checker/suite.h"
+#include "collmc/report/check_report.h"
 #include "test_support.h"
 
 namespace collmc::testing {
@@ -16,7 +17,7 @@ TEST_P(ScenarioFile, AgreesWithExpect) {
   const model::World world = model::load_world(path);
   ASSERT_TRUE(world.expect.has_value()) << path << " has no expect line";
   checker::CheckResult r = checker::check(world, {});
-  EXPECT_EQ(model::verdict_name(r.verdict), model::verdict_name(*world.expect)) << checker::text_report(r);
+  EXPECT_EQ(model::verdict_name(r.verdict), model::verdict_name(*world.expect)) << report::text_report(r);
   // Breadth-first gives the same verdict, and so does the search without reduction (small worlds).
   checker::SearchOptions bfs;
   bfs.shortest = true;

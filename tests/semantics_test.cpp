@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "collmc/report/check_report.h"
 #include "test_support.h"
 
 namespace collmc::testing {
@@ -23,7 +24,7 @@ using model::Verdict;
   return ::testing::AssertionFailure() << "expected " << model::verdict_name(expected) << ", got "
                                        << model::verdict_name(r.verdict) << "\n--- scenario ---\n"
                                        << text << "\n--- report ---\n"
-                                       << checker::text_report(r);
+                                       << report::text_report(r);
 }
 
 #define EXPECT_VERDICT(text, verdict) EXPECT_TRUE(has_verdict((text), (verdict)))
@@ -1149,7 +1150,7 @@ rank * {
 }
 )";
   CheckResult r = check_text(text);
-  ASSERT_EQ(r.verdict, Verdict::UseAfterDeregister) << checker::text_report(r);
+  ASSERT_EQ(r.verdict, Verdict::UseAfterDeregister) << report::text_report(r);
   ASSERT_TRUE(r.violation.has_value());
   EXPECT_EQ(r.violation->verdict, Verdict::UseAfterDeregister);
   ASSERT_GE(r.violation->call, 0);
@@ -1172,7 +1173,7 @@ TEST(SemanticsReport, UseAfterFreePointsAtTheFree) {
   const std::string text =
       "ranks 2\ncomm A = [0, 1]\nrank * {\n  alloc x\n  all_reduce A x\n  free x\n  sync main\n}\n";
   CheckResult r = check_text(text);
-  ASSERT_EQ(r.verdict, Verdict::UseAfterFree) << checker::text_report(r);
+  ASSERT_EQ(r.verdict, Verdict::UseAfterFree) << report::text_report(r);
   ASSERT_TRUE(r.violation.has_value());
   const model::Call& c = r.world->calls[static_cast<size_t>(r.violation->call)];
   EXPECT_EQ(c.kind, model::OpKind::Free);

@@ -4,10 +4,11 @@
 
 #include <set>
 
-#include "collmc/checker/html_report.h"
 #include "collmc/checker/suite.h"
 #include "collmc/checker/wait_for_graph.h"
 #include "collmc/gen/generators.h"
+#include "collmc/report/html_report.h"
+#include "collmc/report/wait_for_dot.h"
 #include "test_support.h"
 
 namespace collmc::testing {
@@ -109,16 +110,16 @@ TEST_P(DeadlockFile, ProducesDotSvgAndHtml) {
   ASSERT_EQ(r.verdict, model::Verdict::Deadlock);
   ASSERT_FALSE(r.wait_for.empty());
   EXPECT_FALSE(r.wait_for.explanations.empty()) << "a deadlock without a cycle or an exited rank";
-  std::string dot = checker::wait_for_dot(w, r.wait_for);
+  std::string dot = report::wait_for_dot(w, r.wait_for);
   EXPECT_NE(dot.find("digraph"), std::string::npos);
   EXPECT_NE(dot.find("cluster_legend"), std::string::npos);
   if (!r.wait_for.cycles.empty()) {
     EXPECT_NE(dot.find("color=red"), std::string::npos);
   }
-  std::string svg = checker::render_svg(dot);
+  std::string svg = report::render_svg(dot);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
-  std::string html = checker::html_report(r, svg);
+  std::string html = report::html_report(r, svg);
   for (const char* id : {"id=\"verdict\"", "id=\"comms\"", "id=\"timeline\"", "id=\"graph\"", "id=\"stats\""})
     EXPECT_NE(html.find(id), std::string::npos) << id;
   EXPECT_NE(html.find("<svg"), std::string::npos);
@@ -148,18 +149,18 @@ TEST(WaitForGraph, LargeWorldsFoldRanksOffTheCycle) {
   model::World w = world_from(gen::hook_fanout_scenario(16, 2, false));
   auto r = checker::check(w, {});
   ASSERT_EQ(r.verdict, model::Verdict::Deadlock);
-  checker::DotOptions full;
+  report::DotOptions full;
   full.full_graph = true;
   auto count_nodes = [](const std::string& dot) {
     size_t n = 0;
     for (size_t pos = dot.find("\n    n"); pos != std::string::npos; pos = dot.find("\n    n", pos + 1)) ++n;
     return n;
   };
-  size_t folded = count_nodes(checker::wait_for_dot(w, r.wait_for));
-  size_t all = count_nodes(checker::wait_for_dot(w, r.wait_for, full));
+  size_t folded = count_nodes(report::wait_for_dot(w, r.wait_for));
+  size_t all = count_nodes(report::wait_for_dot(w, r.wait_for, full));
   EXPECT_GE(all, 16u);  // every rank is blocked somewhere: at least one node per rank
   EXPECT_LT(folded, all);
-  EXPECT_NE(checker::wait_for_dot(w, r.wait_for).find("ranks"), std::string::npos);
+  EXPECT_NE(report::wait_for_dot(w, r.wait_for).find("ranks"), std::string::npos);
 }
 
 }  // namespace

@@ -1,16 +1,9 @@
 #include "collmc/checker/wait_for_graph.h"
 
-#include <unistd.h>
 #include <algorithm>
-#include <boost/graph/adjacency_list.hpp>
-#include <boost/graph/strong_components.hpp>
-#include <cstdio>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
-#include <sstream>
-#include <stdexcept>
 
 namespace collmc::checker {
 
@@ -144,6 +137,55 @@ std::pair<std::vector<int>, std::vector<int>> pick_cycle(const model::World& w, 
   }
 }
 
+// Tarjan's strongly connected components, iterative (a knot of thousands of ranks must not overflow
+// the call stack). Components are numbered in the order they complete, as Boost.Graph's
+// strong_components numbers them, so cycles and explanations keep their order. Written out here so
+// that the checker depends on model/ alone.
+int strong_components(const WaitForGraph& g, const std::vector<std::vector<int>>& out_edges,
+                      std::vector<int>& component) {
+  const size_t n = g.nodes.size();
+  std::vector<int> index(n, -1), low(n, 0);
+  std::vector<bool> on_stack(n, false);
+  std::vector<size_t> stack;
+  std::vector<std::pair<size_t, size_t>> dfs;  // (node, next out-edge to follow)
+  int next_index = 0, count = 0;
+  component.assign(n, -1);
+  auto discover = [&](size_t v) {
+    index[v] = low[v] = next_index++;
+    stack.push_back(v);
+    on_stack[v] = true;
+    dfs.emplace_back(v, 0);
+  };
+  for (size_t root = 0; root < n; ++root) {
+    if (index[root] >= 0) continue;
+    discover(root);
+    while (!dfs.empty()) {
+      const size_t v = dfs.back().first;
+      const auto& out = out_edges[v];
+      if (dfs.back().second < out.size()) {
+        const auto w = static_cast<size_t>(g.edges[static_cast<size_t>(out[dfs.back().second++])].to);
+        if (index[w] < 0)
+          discover(w);
+        else if (on_stack[w])
+          low[v] = std::min(low[v], index[w]);
+        continue;
+      }
+      dfs.pop_back();
+      if (!dfs.empty()) low[dfs.back().first] = std::min(low[dfs.back().first], low[v]);
+      if (low[v] != index[v]) continue;
+      size_t member;
+      do {
+        member = stack.back();
+        stack.pop_back();
+        on_stack[member] = false;
+        component[member] = count;
+      } while (member != v);
+      ++count;
+    }
+  }
+  return count;
+}
+
 }  // namespace
 
 WaitForGraph build_wait_for_graph(const Semantics& semantics, const State& stuck) {
@@ -202,16 +244,13 @@ WaitForGraph build_wait_for_graph(const Semantics& semantics, const State& stuck
   }
 
   // Strongly connected components; one simple cycle through each non-trivial one.
-  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
-  Graph bg(g.nodes.size());
-  for (const auto& e : g.edges) boost::add_edge(static_cast<size_t>(e.from), static_cast<size_t>(e.to), bg);
-  std::vector<int> component(g.nodes.size());
-  const int ncomp = g.nodes.empty() ? 0 : boost::strong_components(bg, component.data());
-  std::vector<std::vector<int>> members(static_cast<size_t>(ncomp));
-  for (size_t n = 0; n < g.nodes.size(); ++n) members[static_cast<size_t>(component[n])].push_back(static_cast<int>(n));
   std::vector<std::vector<int>> out_edges(g.nodes.size());
   for (size_t e = 0; e < g.edges.size(); ++e)
     out_edges[static_cast<size_t>(g.edges[e].from)].push_back(static_cast<int>(e));
+  std::vector<int> component;
+  const int ncomp = strong_components(g, out_edges, component);
+  std::vector<std::vector<int>> members(static_cast<size_t>(ncomp));
+  for (size_t n = 0; n < g.nodes.size(); ++n) members[static_cast<size_t>(component[n])].push_back(static_cast<int>(n));
   for (const auto& comp : members) {
     bool self_loop = comp.size() == 1 && std::any_of(g.edges.begin(), g.edges.end(), [&](const WaitEdge& e) {
                        return e.from == comp[0] && e.to == comp[0];
@@ -241,138 +280,6 @@ WaitForGraph build_wait_for_graph(const Semantics& semantics, const State& stuck
                              ", which exited without calling");
   }
   return g;
-}
-
-namespace {
-
-std::string dot_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
-
-}  // namespace
-
-std::string wait_for_dot(const model::World& w, const WaitForGraph& g, const DotOptions& options) {
-  // Which nodes to draw: everything, or the ranks on a cycle and their neighbours.
-  std::set<int> keep_ranks;
-  if (options.full_graph || g.cycles.empty()) {
-    for (const auto& n : g.nodes) keep_ranks.insert(n.rank);
-  } else {
-    for (const auto& n : g.nodes)
-      if (n.on_cycle) keep_ranks.insert(n.rank);
-    std::set<int> core = keep_ranks;
-    for (const auto& e : g.edges) {
-      int a = g.nodes[static_cast<size_t>(e.from)].rank, b = g.nodes[static_cast<size_t>(e.to)].rank;
-      if (core.count(a)) keep_ranks.insert(b);
-      if (core.count(b)) keep_ranks.insert(a);
-    }
-  }
-  // Folding: ranks off the cycle whose nodes do the same thing (same kind, same statement) and wait
-  // for the same nodes are drawn once, with their count.
-  std::vector<int> rep(g.nodes.size(), -1);
-  std::map<int, std::vector<int>> folded_ranks;  // representative node -> ranks folded into it
-  std::map<std::string, int> by_signature;
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    const auto& node = g.nodes[n];
-    if (!keep_ranks.count(node.rank)) continue;
-    if (options.full_graph || node.on_cycle) {
-      rep[n] = static_cast<int>(n);
-      folded_ranks[static_cast<int>(n)].push_back(node.rank);
-      continue;
-    }
-    std::string sig = std::to_string(static_cast<int>(node.kind)) + "|" + node.location + "|" +
-                      std::to_string(node.thread) + "|" + std::to_string(node.stream) + "|";
-    std::set<int> targets;
-    for (const auto& e : g.edges)
-      if (e.from == static_cast<int>(n)) targets.insert(e.to);
-    for (int t : targets) sig += std::to_string(t) + ",";
-    auto [it, inserted] = by_signature.emplace(sig, static_cast<int>(n));
-    rep[n] = it->second;
-    folded_ranks[it->second].push_back(node.rank);
-  }
-  std::ostringstream out;
-  out << "digraph waitfor {\n  rankdir=LR;\n  compound=true;\n  node [fontname=\"Helvetica\", fontsize=10];\n"
-      << "  edge [fontname=\"Helvetica\", fontsize=9];\n  label=\"wait-for graph: "
-      << dot_escape(w.name.empty() ? std::string("scenario") : w.name) << "\";\n  labelloc=t;\n";
-  std::map<int, std::vector<int>> by_rank;
-  for (const auto& [r, ranks] : folded_ranks) by_rank[g.nodes[static_cast<size_t>(r)].rank].push_back(r);
-  for (const auto& [rank, nodes] : by_rank) {
-    const auto& ranks0 = folded_ranks[nodes.front()];
-    std::string cluster_label = "rank " + std::to_string(rank);
-    if (ranks0.size() > 1) {
-      cluster_label = "ranks ";
-      for (size_t i = 0; i < ranks0.size(); ++i) cluster_label += (i ? "," : "") + std::to_string(ranks0[i]);
-      cluster_label += " (x" + std::to_string(ranks0.size()) + ")";
-    }
-    out << "  subgraph cluster_r" << rank << " {\n    label=\"" << cluster_label
-        << "\";\n    style=rounded;\n    color=gray60;\n";
-    for (int n : nodes) {
-      const auto& node = g.nodes[static_cast<size_t>(n)];
-      std::string shape = node.kind == WaitNode::Kind::HostThread   ? "box"
-                          : node.kind == WaitNode::Kind::StreamHead ? "cds"
-                                                                    : "octagon";
-      std::string kind =
-          node.kind == WaitNode::Kind::HostThread
-              ? "host: " + w.programs[static_cast<size_t>(node.rank)].threads[static_cast<size_t>(node.thread)].name
-          : node.kind == WaitNode::Kind::StreamHead ? "device: stream " + w.streams[static_cast<size_t>(node.stream)]
-                                                    : "exited";
-      std::string label = kind;
-      if (node.call >= 0) label += "\\n" + dot_escape(call_text(w, node.call)) + "\\n" + dot_escape(node.location);
-      size_t count = folded_ranks[n].size();
-      if (count > 1) label += "\\n(x" + std::to_string(count) + " ranks)";
-      out << "    n" << n << " [shape=" << shape << ", label=\"" << label << "\"";
-      if (node.on_cycle) out << ", color=red, penwidth=2, fontcolor=red";
-      if (node.kind == WaitNode::Kind::Exited) out << ", style=filled, fillcolor=gray90";
-      out << "];\n";
-    }
-    out << "  }\n";
-  }
-  std::set<std::pair<int, int>> drawn;
-  for (const auto& e : g.edges) {
-    int a = rep[static_cast<size_t>(e.from)], b = rep[static_cast<size_t>(e.to)];
-    if (a < 0 || b < 0 || !drawn.emplace(a, b).second) continue;
-    out << "  n" << a << " -> n" << b << " [label=\"" << dot_escape(e.label) << "\"";
-    if (e.on_cycle) out << ", color=red, penwidth=2.5, fontcolor=red";
-    out << "];\n";
-  }
-  out << "  subgraph cluster_legend {\n    label=\"legend\";\n    style=dashed;\n    color=gray70;\n    fontsize=9;\n"
-      << "    node [fontsize=8, margin=\"0.05,0.02\", height=0.3];\n"
-      << "    l_host [shape=box, label=\"host thread in a call\"];\n"
-      << "    l_dev [shape=cds, label=\"stream head\"];\n"
-      << "    l_exit [shape=octagon, style=filled, fillcolor=gray90, label=\"rank exited\"];\n"
-      << "    l_a [shape=point, width=0.05];\n    l_b [shape=point, width=0.05];\n"
-      << "    l_host -> l_dev [label=\"waits for\", fontsize=8];\n"
-      << "    l_a -> l_b [label=\"on the cycle\", color=red, penwidth=2.5, fontcolor=red, fontsize=8];\n  }\n";
-  out << "}\n";
-  return out.str();
-}
-
-std::string render_svg(const std::string& dot) {
-  char in_path[] = "/tmp/collmc-dot-XXXXXX";
-  int fd = mkstemp(in_path);
-  if (fd < 0) throw std::runtime_error("cannot create a temporary file for Graphviz");
-  {
-    std::ofstream f(in_path);
-    f << dot;
-  }
-  close(fd);
-  std::string cmd = std::string("dot -Tsvg '") + in_path + "' 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string svg;
-  if (pipe) {
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) svg.append(buf, n);
-  }
-  int status = pipe ? pclose(pipe) : -1;
-  unlink(in_path);
-  if (status != 0 || svg.find("<svg") == std::string::npos)
-    throw std::runtime_error("Graphviz 'dot -Tsvg' failed (is graphviz installed?): " + svg.substr(0, 300));
-  return svg.substr(svg.find("<svg"));
 }
 
 }  // namespace collmc::checker

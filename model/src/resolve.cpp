@@ -71,7 +71,12 @@ class Resolver {
         c.loc = decl.loc;
         if (decl.family) {
           std::string n = decl.name + "{";
-          for (size_t m = 0; m < c.members.size(); ++m) n += (m ? "," : "") + std::to_string(c.members[m]);
+          // Appended piece by piece: `"," + std::to_string(...)` here trips GCC 12's -Wrestrict false
+          // positive at -O3 (a Release build).
+          for (size_t m = 0; m < c.members.size(); ++m) {
+            if (m > 0) n += ',';
+            n += std::to_string(c.members[m]);
+          }
           c.name = n + "}";
         } else {
           c.name = decl.name;

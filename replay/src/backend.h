@@ -19,8 +19,11 @@ class Backend {
   // Checks the plan against the machine. Returns the description of what runs it ("NCCL 2.28.3, 2
   // GPU(s)"); sets `refusal` (and may return "") when it cannot run here. May add report notes.
   virtual std::string prepare(const ReplayPlan& plan, std::string& refusal, std::vector<std::string>& notes) = 0;
-  // Starts one process per rank; each attaches to `shared` (its name for processes not forked).
-  virtual void start(const ReplayPlan& plan, SharedMemory& shared, const ReplayOptions& options) = 0;
+  // Starts one process per rank; each attaches to `shared` (its name for processes not forked), or
+  // reaches it through a TCP store. `run_directory` is the run's private directory (cleanup.h): the
+  // place for every file the run makes.
+  virtual void start(const ReplayPlan& plan, SharedMemory& shared, const ReplayOptions& options,
+                     const std::string& run_directory) = 0;
   // Every rank has attached (and read what it was given): what only the start needed can go.
   virtual void ranks_attached() {}
   // Reaps what exited; whether any rank process (or the job) still runs.
@@ -38,9 +41,20 @@ class Backend {
 
 std::unique_ptr<Backend> make_nccl_backend();
 std::unique_ptr<Backend> make_mpi_backend();
+// Ranks started by mpirun or srun (options.launcher) on any number of nodes, coordinated through a
+// TCP store this process serves (store.h): `kind` picks the rank program (collmc-nccl-rank or
+// collmc-mpi-rank).
+std::unique_ptr<Backend> make_job_backend(BackendKind kind, const ReplayOptions& options);
 
 // The engine: runs the plan with `backend` and compares with the model. Never leaves a process behind.
 ReplayReport run_replay(const ReplayPlan& plan, const ReplayOptions& options, Backend& backend);
+
+// Whether the model predicts a hang with at least one thread blocked in a call (its verdict is a
+// deadlock, mismatch or divergent kernel): then the engine may confirm early (classify.cpp).
+bool predicts_blocking(const ReplayPlan& plan);
+// Whether every thread stands exactly where the model predicts the run ends (a group by its first
+// call; no allowance for early returns): the early confirmation's test.
+bool stands_where_predicted(const ReplayPlan& plan, const std::vector<RankReport>& ranks);
 
 // Classification of a finished run into CONFIRMED, COMPLETED, ... (classify.cpp).
 void classify(const ReplayPlan& plan, bool hung, const char* backend, ReplayReport& report);

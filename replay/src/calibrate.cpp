@@ -22,21 +22,30 @@ std::vector<CalibrationRow> calibrate(const std::vector<std::string>& files, con
       row.allowed = report.allowed_difference;
       row.summary = report.summary;
       row.seconds = report.seconds;
+      row.hang_detect_seconds = report.hang_detect_seconds;
+      row.hang_exit_seconds = report.hang_exit_seconds;
+      row.interrupted = report.outcome == Outcome::Interrupted;
     } catch (const std::exception& e) {
       row.outcome = "ERROR";
       row.summary = e.what();
     }
-    std::fprintf(stderr, "%-45s %-20s %-15s %s\n", row.scenario.c_str(), row.model.c_str(), row.outcome.c_str(),
-                 row.agrees ? "agree" : "DISAGREE");
+    char hang[64] = "";
+    if (row.hang_detect_seconds >= 0)
+      std::snprintf(hang, sizeof hang, "  hang declared %.2f s, gone %.2f s later", row.hang_detect_seconds,
+                    row.hang_exit_seconds);
+    std::fprintf(stderr, "%-45s %-20s %-15s %s%s\n", row.scenario.c_str(), row.model.c_str(), row.outcome.c_str(),
+                 row.agrees ? "agree" : "DISAGREE", hang);
     rows.push_back(row);
+    if (row.interrupted) break;  // the user's signal ends the whole calibration
   }
   return rows;
 }
 
 std::string calibration_table(const std::vector<CalibrationRow>& rows) {
   std::ostringstream out;
-  out << "| scenario | model verdict | hardware outcome | agree | what the hardware did | seconds |\n"
-      << "|---|---|---|---|---|---|\n";
+  out << "| scenario | model verdict | hardware outcome | agree | what the hardware did | seconds | hang declared "
+         "after the last block / all gone after (s) |\n"
+      << "|---|---|---|---|---|---|---|\n";
   int agree = 0;
   for (const auto& r : rows) {
     char secs[32];
@@ -45,7 +54,12 @@ std::string calibration_table(const std::vector<CalibrationRow>& rows) {
         << (r.allowed  ? "yes (allowed)"
             : r.agrees ? "yes"
                        : "**no**")
-        << " | " << r.summary << " | " << secs << " |\n";
+        << " | " << r.summary << " | " << secs << " | ";
+    if (r.hang_detect_seconds >= 0) {
+      std::snprintf(secs, sizeof secs, "%.2f / %.2f", r.hang_detect_seconds, r.hang_exit_seconds);
+      out << secs;
+    }
+    out << " |\n";
     agree += r.agrees ? 1 : 0;
   }
   out << "\n" << agree << " agree, " << rows.size() - static_cast<size_t>(agree) << " disagree\n";

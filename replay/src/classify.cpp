@@ -34,29 +34,29 @@ struct Positions {
 
 // Whether the hardware stopped where the model said: every thread in the predicted call (or
 // finished), comparing a group by its first call.
-Positions compare_positions(const ReplayPlan& plan, const ReplayReport& report) {
+Positions compare_positions(const ReplayPlan& plan, const std::vector<RankReport>& ranks) {
   Positions out;
   for (size_t r = 0; r < plan.expected_position.size(); ++r)
     for (size_t t = 0; t < plan.expected_position[r].size(); ++t) {
       const ThreadPlan& thread = plan.ranks[r][t];
       const int expected = plan.expected_position[r][t];
-      const ThreadReport& actual = report.ranks[r].threads[t];
+      const ThreadReport& actual = ranks[r].threads[t];
       if (expected == kFinished) {
-        out.match = out.match && actual.state == "finished";
+        out.match = out.match && actual.state == ThreadState::Finished;
         continue;
       }
       if (expected == kNotStarted) {
-        out.match = out.match && actual.state == "not started";
+        out.match = out.match && actual.state == ThreadState::NotStarted;
         continue;
       }
       const int want = step_index(thread, expected);
       if (want < 0) {
-        out.match = out.match && actual.state == "in call" && actual.call == expected;
+        out.match = out.match && actual.state == ThreadState::InCall && actual.call == expected;
         continue;
       }
-      const int got = actual.state == "finished"  ? static_cast<int>(thread.steps.size())
-                      : actual.state == "in call" ? step_index(thread, actual.call)
-                                                  : -2;
+      const int got = actual.state == ThreadState::Finished ? static_cast<int>(thread.steps.size())
+                      : actual.state == ThreadState::InCall ? step_index(thread, actual.call)
+                                                            : -2;
       if (got == want) continue;
       if (may_return_early(plan, expected) && got > want) {
         out.early +=
@@ -86,6 +86,21 @@ const char* kEarlyNote =
 
 }  // namespace
 
+bool predicts_blocking(const ReplayPlan& plan) {
+  const Verdict v = plan.verdict;
+  if (v != Verdict::Deadlock && v != Verdict::Mismatch && v != Verdict::DivergentKernel) return false;
+  for (const auto& rank : plan.expected_position)
+    for (int pos : rank)
+      if (pos >= 0) return true;
+  return false;
+}
+
+bool stands_where_predicted(const ReplayPlan& plan, const std::vector<RankReport>& ranks) {
+  if (ranks.size() != plan.expected_position.size()) return false;
+  const Positions p = compare_positions(plan, ranks);
+  return p.match && p.early.empty();
+}
+
 void classify(const ReplayPlan& plan, bool hung, const char* backend, ReplayReport& report) {
   const Verdict v = plan.verdict;
   std::string error;
@@ -105,7 +120,7 @@ void classify(const ReplayPlan& plan, bool hung, const char* backend, ReplayRepo
   }
   if (hung) {
     if (v == Verdict::Deadlock) {
-      const Positions p = compare_positions(plan, report);
+      const Positions p = compare_positions(plan, report.ranks);
       report.outcome = p.match ? Outcome::Confirmed : Outcome::Different;
       report.agrees = p.match;
       report.summary = p.match ? "hang, every rank blocked in the call the model predicted"

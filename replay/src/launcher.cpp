@@ -1,12 +1,16 @@
 // The replay engine, the same for every backend: the shared block, the watchdog that declares a
-// hang (no progress for hang_after_s), the abort or the kill, the snapshot of where every thread
-// stands, and the comparison with the model. A backend only starts and stops the rank processes.
+// hang (every rank where the model predicts it blocks and quiet for confirm_after_s; or no progress
+// at all for hang_after_s), the abort or the kill, the snapshot of where every thread stands, the
+// comparison with the model, and a clean end on SIGINT/SIGTERM/SIGHUP. A backend only starts and
+// stops the rank processes.
 #include <algorithm>
 #include <chrono>
 #include <thread>
 
 #include "backend.h"
+#include "cleanup.h"
 #include "collmc/replay/replay.h"
+#include "signals.h"
 
 namespace collmc::replay {
 
@@ -24,6 +28,34 @@ const char* outcome_name(Outcome o) {
       return "CRASHED";
     case Outcome::Refused:
       return "REFUSED";
+    case Outcome::Interrupted:
+      return "INTERRUPTED";
+  }
+  return "?";
+}
+
+const char* thread_state_name(ThreadState s) {
+  switch (s) {
+    case ThreadState::NotStarted:
+      return "not started";
+    case ThreadState::InCall:
+      return "in call";
+    case ThreadState::BetweenCalls:
+      return "between calls";
+    case ThreadState::Finished:
+      return "finished";
+  }
+  return "?";
+}
+
+const char* launcher_name(LauncherKind kind) {
+  switch (kind) {
+    case LauncherKind::Local:
+      return "local";
+    case LauncherKind::Mpirun:
+      return "mpirun";
+    case LauncherKind::Srun:
+      return "srun";
   }
   return "?";
 }
@@ -63,17 +95,17 @@ std::vector<RankReport> snapshot(const ReplayPlan& plan, const SharedBlock& shar
       tr.call = slot.call.load();
       switch (slot.phase.load()) {
         case kPhaseNotStarted:
-          tr.state = "not started";
+          tr.state = ThreadState::NotStarted;
           tr.call = -1;
           break;
         case kPhaseEntered:
-          tr.state = "in call";
+          tr.state = ThreadState::InCall;
           break;
         case kPhaseReturned:
-          tr.state = "between calls";
+          tr.state = ThreadState::BetweenCalls;
           break;
         default:
-          tr.state = "finished";
+          tr.state = ThreadState::Finished;
           break;
       }
       rr.threads.push_back(tr);
@@ -112,35 +144,50 @@ ReplayReport run_replay(const ReplayPlan& plan, const ReplayOptions& options, Ba
   report.scenario = plan.scenario;
   report.predicted = plan.verdict;
   report.model_notes = w.notes;
+  report.launcher = launcher_name(options.launcher);
   if (options.free_running)
     report.notes.push_back("free running: the schedule's order was not enforced (an experiment, not a replay)");
   std::string refusal;
   report.backend = backend.prepare(plan, refusal, report.notes);
   if (refusal.empty()) refusal = exceeds_limits(plan);
+  if (refusal.empty() && plan.world->mixed_profiles())
+    refusal = "comms of both libraries (mpi and nccl): no backend runs MPI and NCCL in one job yet";
+  if (refusal.empty() && !plan.world->keys.empty() && options.launcher != LauncherKind::Local)
+    refusal = "the host store statements (store_set, store_wait, host_barrier) replay with --launcher local only: "
+              "the TCP store does not mirror the scenario's store yet";
   if (!refusal.empty()) {
     report.outcome = Outcome::Refused;
     report.summary = refusal;
     return report;
   }
+  for (const auto& left : remove_dead_runs_leftovers())
+    report.notes.push_back("removed " + left + ", left by a replay whose collmc was killed");
+  const InterruptGuard interrupts;
+  RunDirectory run_directory;
   SharedMemory memory;
   SharedBlock* shared = memory.block();
   const auto start = Clock::now();
-  backend.start(plan, memory, options);
+  backend.start(plan, memory, options, run_directory.path());
   uint64_t last_progress = shared->progress.load();
   auto last_change = Clock::now();
   bool hung = false;
   bool attached = false;
+  int interrupted = 0;
+  Clock::time_point verdict_time;
+  const bool predicted = options.confirm_after_s > 0 && !options.free_running && predicts_blocking(plan);
   auto all = [&](auto pred) {
     for (int r = 0; r < w.ranks; ++r)
       if (!pred(shared->ranks[r])) return false;
     return true;
   };
-  // Waits up to `seconds` for every rank process to exit.
+  // Waits up to `seconds` for every rank process to exit (a signal cuts it short).
   auto wait_exit = [&](double seconds) {
     const auto t0 = Clock::now();
-    while (backend.running() && since(t0) < seconds) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    while (backend.running() && since(t0) < seconds && (interrupted || !interrupts.signal()))
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
   };
   while (backend.running()) {
+    if ((interrupted = interrupts.signal()) != 0) break;
     if (!attached && all([](const RankSlot& s) { return s.attached.load() != 0; })) {
       attached = true;
       memory.unlink();
@@ -163,22 +210,51 @@ ReplayReport run_replay(const ReplayPlan& plan, const ReplayOptions& options, Ba
       last_change = Clock::now();
     }
     const double idle = since(last_change);
-    if (idle > options.hang_after_s) {
+    if (predicted && idle >= options.confirm_after_s) {
+      std::vector<RankReport> now = snapshot(plan, *shared);
+      if (stands_where_predicted(plan, now) && shared->progress.load() == last_progress) {
+        hung = true;
+        report.hang_rule = HangRule::Predicted;
+        report.ranks = std::move(now);
+      }
+    }
+    if (!hung && idle > options.hang_after_s) {
       hung = true;
-      report.hang_detect_seconds = idle;
+      report.hang_rule = HangRule::NoProgress;
       report.ranks = snapshot(plan, *shared);
+    }
+    if (hung) {
+      verdict_time = Clock::now();
+      report.hang_detect_seconds = since(last_change);
       shared->abort.store(1);
       if (backend.can_abort()) wait_exit(options.grace_s);
       break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (!interrupted) interrupted = interrupts.signal();
+  if (interrupted) {
+    // Ranks that can abort their communicators get a moment (they _exit on their own timer); the
+    // launcher's kill follows.
+    shared->abort.store(1);
+    if (backend.can_abort()) wait_exit(kAbortExitSeconds + 0.2);
   }
   const std::vector<int> killed = backend.stop(*shared);
   memory.unlink();
+  if (hung) report.hang_exit_seconds = since(verdict_time);
   if (!hung) report.ranks = snapshot(plan, *shared);
   report.seconds = since(start);
   if (std::string lib = backend.library(*shared); !lib.empty()) report.backend = lib;
   fill_ranks(*shared, hung, backend.can_abort(), killed, report);
+  if (interrupted) {
+    report.outcome = Outcome::Interrupted;
+    report.interrupted_by = interrupted;
+    report.hang_rule = HangRule::None;
+    report.hang_detect_seconds = report.hang_exit_seconds = -1;
+    report.summary = std::string("interrupted by ") + signal_name(interrupted) +
+                     ": every rank process ended, the run's shared memory removed";
+    return report;
+  }
   if (!attached && all([](const RankSlot& s) { return s.status.load() != kError; })) {
     report.outcome = Outcome::Refused;
     report.summary = "not every rank process started";
@@ -203,6 +279,7 @@ ReplayReport replay(const ReplayPlan& plan, const ReplayOptions& options) {
   BackendKind kind = options.backend;
   if (kind == BackendKind::Auto)
     kind = plan.world->knobs.profile == model::Profile::Mpi ? BackendKind::Mpi : BackendKind::Nccl;
+  if (options.launcher != LauncherKind::Local) return run_replay(plan, options, *make_job_backend(kind, options));
   return kind == BackendKind::Mpi ? replay_mpi(plan, options) : replay_nccl(plan, options);
 }
 

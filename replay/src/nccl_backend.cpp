@@ -14,6 +14,7 @@
 #include "backend.h"
 #include "collmc/replay/gpu_assignment.h"
 #include "rank_body.h"
+#include "signals.h"
 
 namespace collmc::replay {
 
@@ -36,6 +37,7 @@ pid_t spawn(Body body) {
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(9);
+    reset_interrupt_signals();
     int code = 1;
     try {
       code = body();
@@ -75,10 +77,6 @@ class NcclBackend : public Backend {
       refusal = "an mpi-profile scenario: the NCCL backend does not run it (use --backend mpi)";
       return "";
     }
-    if (w.mixed_profiles()) {
-      refusal = "comms of both libraries (mpi and nccl): no backend runs MPI and NCCL in one job yet";
-      return "";
-    }
     int gpus = 0;
     std::string env = nccl_environment(&gpus);
     if (env.rfind("error", 0) == 0) {
@@ -107,7 +105,7 @@ class NcclBackend : public Backend {
     return env;
   }
 
-  void start(const ReplayPlan& plan, SharedMemory& shared, const ReplayOptions& options) override {
+  void start(const ReplayPlan& plan, SharedMemory& shared, const ReplayOptions& options, const std::string&) override {
 #ifdef COLLMC_HAVE_NCCL
     setenv("NCCL_NVLS_ENABLE", "0", 1);  // NVLink multicast stays off on the lent machines
     setenv("NCCL_RUNTIME_CONNECT", plan.world->knobs.runtime_connect ? "1" : "0", 1);

@@ -420,6 +420,19 @@ int run_nccl_rank(const ReplayPlan& plan, int rank, int gpu, SharedBlock* shared
   return run_rank(plan, rank, shared, free_running, calls);
 }
 
+int gpu_for_local_rank(int local_rank, std::string& why) {
+  int gpus = 0;
+  if (cudaError_t e = cudaGetDeviceCount(&gpus); e != cudaSuccess) {
+    why = std::string("no usable GPU (") + cudaGetErrorString(e) + ")";
+    return -1;
+  }
+  if (gpus == 1) return 0;  // the launcher gave this rank its own GPU (CUDA_VISIBLE_DEVICES)
+  if (local_rank < gpus) return local_rank;
+  why = "local rank " + std::to_string(local_rank) + " of its node, which has " + std::to_string(gpus) +
+        " GPU(s): start at most one rank per GPU on each node";
+  return -1;
+}
+
 void probe_nccl(char* out, size_t size) {
   int version = 0;
   ncclGetVersion(&version);

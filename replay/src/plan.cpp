@@ -116,7 +116,8 @@ ReplayPlan build(const Semantics& sem, const std::vector<Step>& schedule, model:
     for (const auto& b : sem.blocked(s)) {
       if (b.thread < 0) continue;
       int& pos = plan.expected_position[static_cast<size_t>(b.rank)][static_cast<size_t>(b.thread)];
-      if (b.reason == "not started")
+      // A thread without a control node was never spawned (ThreadState::node; not its reason's text).
+      if (s.ranks[static_cast<size_t>(b.rank)].threads[static_cast<size_t>(b.thread)].node < 0)
         pos = kNotStarted;
       else if (!b.finished && b.call >= 0)
         pos = b.call;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "collmc/model/parser.h"
 #include "collmc/replay/plan.h"
 
 namespace collmc::replay {
@@ -29,6 +30,8 @@ std::string plan_to_json(const ReplayPlan& plan) {
   json j = {{"format", "collmc-replay-plan"},
             {"version", 1},
             {"scenario", std::filesystem::absolute(w.source->path).string()},
+            // The text too: ranks on other nodes need not see the file (only an edit is detected).
+            {"scenario_text", w.source->text},
             {"calls", calls},
             {"verdict", model::verdict_name(plan.verdict)},
             {"violation", plan.violation},
@@ -41,11 +44,19 @@ std::string plan_to_json(const ReplayPlan& plan) {
 ReplayPlan plan_from_file(const std::string& path, model::World& world) {
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read the plan " + path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return plan_from_text(text, path, world);
+}
+
+ReplayPlan plan_from_text(const std::string& text, const std::string& path, model::World& world) {
   try {
-    const json j = json::parse(in);
+    const json j = json::parse(text);
     if (j.at("format").get<std::string>() != "collmc-replay-plan" || j.at("version").get<int>() != 1)
       throw std::runtime_error(path + ": not a collmc replay plan, version 1");
-    world = model::load_world(j.at("scenario").get<std::string>());
+    const std::string scenario = j.at("scenario").get<std::string>();
+    world = j.contains("scenario_text")
+                ? model::resolve(model::parse_string(j.at("scenario_text").get<std::string>(), scenario))
+                : model::load_world(scenario);
     const auto& calls = j.at("calls");
     if (calls.size() != world.calls.size())
       throw std::runtime_error(path + ": the scenario has changed since the plan was written");

@@ -31,6 +31,13 @@ class RankCalls {
   virtual void abort() {}
 };
 
+// Ends the rank process at once (_exit) with `code`, after the hook set below (a TCP store's client
+// sends the rank's last state). Every exit of a rank process goes through here.
+[[noreturn]] void rank_exit(int code);
+void set_rank_exit_hook(void (*hook)());
+// A rank that cannot run its plan: says why in its slot (attached, status error) and exits 2.
+[[noreturn]] void rank_give_up(SharedBlock* shared, int rank, const std::string& why);
+
 // Runs rank `rank`'s part of the plan in this process; returns the process exit code (0 finished,
 // 2 error, 3 aborted). A finished rank returns only when every rank is done (or on the abort).
 int run_rank(const ReplayPlan& plan, int rank, SharedBlock* shared, bool free_running, RankCalls& calls);
@@ -40,6 +47,10 @@ int run_nccl_rank(const ReplayPlan& plan, int rank, int gpu, SharedBlock* shared
 
 // What probe_nccl appends when the loaded NCCL has the one-sided calls (2.29+, found by dlsym).
 inline constexpr const char* kOneSidedMark = " (one-sided calls)";
+
+// A rank that mpirun or srun started: the GPU for the `local_rank`-th rank on its node (the only
+// visible GPU when the launcher gives each rank one), or -1 with the reason in `why`.
+int gpu_for_local_rank(int local_rank, std::string& why);
 
 // In a forked child: the number of GPUs and the NCCL version, or an error; writes into `out`.
 void probe_nccl(char* out, size_t size);

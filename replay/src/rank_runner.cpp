@@ -1,8 +1,10 @@
 // The rank side of the replay engine, shared by every backend: turns, progress, threads, timings.
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -13,6 +15,8 @@ namespace collmc::replay {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+std::atomic<void (*)()> exit_hook{nullptr};
 
 class Runner {
  public:
@@ -56,13 +60,17 @@ class Runner {
     shared_->progress.fetch_add(1);
   }
 
-  // On the launcher's word: the backend aborts its communicators, then this process exits.
+  // On the launcher's word: the backend aborts its communicators, then this process exits, at the
+  // latest kAbortExitSeconds later (an abort that does not return must not keep the process).
   void watch() {
-    while (!shared_->abort.load()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    calls_.abort();
+    while (!shared_->abort.load()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     slot_.status.store(kAborted);
-    std::this_thread::sleep_for(std::chrono::seconds(3));
-    _exit(3);
+    std::thread([] {
+      std::this_thread::sleep_for(std::chrono::duration<double>(kAbortExitSeconds));
+      rank_exit(3);
+    }).detach();
+    calls_.abort();
+    rank_exit(3);
   }
 
   void wait_turn(int turn) {
@@ -112,11 +120,9 @@ class Runner {
     std::atomic<uint32_t>& value = shared_->store[c.key];
     uint32_t needed = 1;
     switch (c.kind) {
-      case model::OpKind::StoreSet: {
-        uint32_t unset = 0;
-        value.compare_exchange_strong(unset, 1);
+      case model::OpKind::StoreSet:
+        value.fetch_add(1);  // counted like an arrival, as the model does
         return true;
-      }
       case model::OpKind::HostBarrier:
         value.fetch_add(1);
         needed = static_cast<uint32_t>(c.members_view.size());
@@ -131,11 +137,14 @@ class Runner {
     return true;
   }
 
+  // The entry is written before the count that publishes it (a store client reads them as they come).
   void record(int call, double seconds) {
-    int i = slot_.timings.fetch_add(1);
+    std::lock_guard<std::mutex> lock(timing_mutex_);
+    const int i = slot_.timings.load();
     if (i >= kMaxTimings) return;
     slot_.timing_call[i] = call;
     slot_.timing_seconds[i] = seconds;
+    slot_.timings.store(i + 1);
   }
 
   const ReplayPlan& plan_;
@@ -145,9 +154,27 @@ class Runner {
   bool free_;
   RankCalls& calls_;
   std::vector<std::thread> threads_;
+  std::mutex timing_mutex_;
 };
 
 }  // namespace
+
+void rank_exit(int code) {
+  if (auto hook = exit_hook.load()) hook();
+  _exit(code);
+}
+
+void set_rank_exit_hook(void (*hook)()) { exit_hook.store(hook); }
+
+void rank_give_up(SharedBlock* shared, int rank, const std::string& why) {
+  RankSlot& slot = shared->ranks[rank];
+  std::snprintf(slot.error, sizeof slot.error, "%s", why.c_str());
+  slot.pid.store(static_cast<int32_t>(getpid()));
+  slot.attached.store(1);
+  slot.status.store(kError);
+  shared->progress.fetch_add(1);
+  rank_exit(2);
+}
 
 int run_rank(const ReplayPlan& plan, int rank, SharedBlock* shared, bool free_running, RankCalls& calls) {
   shared->ranks[rank].pid.store(static_cast<int32_t>(getpid()));

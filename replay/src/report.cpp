@@ -9,21 +9,30 @@ namespace collmc::replay {
 std::string text_report(const ReplayReport& r) {
   std::ostringstream out;
   out << r.scenario << ": " << outcome_name(r.outcome)
-      << (r.outcome == Outcome::Refused ? ""
-          : r.allowed_difference        ? " (agrees with the model: a difference the library allows)"
-          : r.agrees                    ? " (agrees with the model)"
-                                        : " (DISAGREES with the model)")
+      << (r.outcome == Outcome::Refused       ? ""
+          : r.outcome == Outcome::Interrupted ? " (not compared with the model)"
+          : r.allowed_difference              ? " (agrees with the model: a difference the library allows)"
+          : r.agrees                          ? " (agrees with the model)"
+                                              : " (DISAGREES with the model)")
       << "\n  model: " << model::verdict_name(r.predicted) << "\n";
   for (const auto& n : r.model_notes) out << "  model assumes: " << n << "\n";
   out << "  hardware: " << r.summary << (r.allowed_difference ? " (allowed: see the note)" : "") << "\n";
   if (!r.backend.empty()) out << "  backend: " << r.backend << "\n";
+  if (!r.launcher.empty() && r.launcher != launcher_name(LauncherKind::Local))
+    out << "  launcher: " << r.launcher << "\n";
   for (const auto& n : r.notes) out << "  note: " << n << "\n";
   char buf[160];
   if (r.outcome != Outcome::Refused) {
     std::snprintf(buf, sizeof buf, "  run: %.2f s", r.seconds);
     out << buf;
     if (r.hang_detect_seconds >= 0) {
-      std::snprintf(buf, sizeof buf, ", hang declared %.2f s after the last progress", r.hang_detect_seconds);
+      std::snprintf(buf, sizeof buf, ", hang declared %.2f s after the last rank blocked (%s)", r.hang_detect_seconds,
+                    r.hang_rule == HangRule::Predicted ? "every rank in the call the model predicts"
+                                                       : "no progress for --hang-after");
+      out << buf;
+    }
+    if (r.hang_exit_seconds >= 0) {
+      std::snprintf(buf, sizeof buf, ", every rank process gone %.2f s later", r.hang_exit_seconds);
       out << buf;
     }
     out << "\n";
@@ -33,8 +42,8 @@ std::string text_report(const ReplayReport& r) {
                   rank.setup_seconds);
     out << buf << "\n";
     for (const auto& t : rank.threads) {
-      out << "    " << t.name << ": " << t.state;
-      if (t.call >= 0 && t.state == "in call") out << " #" << t.call;
+      out << "    " << t.name << ": " << thread_state_name(t.state);
+      if (t.call >= 0 && t.state == ThreadState::InCall) out << " #" << t.call;
       out << "\n";
     }
     if (!rank.error.empty()) out << "    error: " << rank.error << "\n";
@@ -57,12 +66,20 @@ std::string json_report(const ReplayReport& r) {
             {"backend", r.backend},
             {"notes", r.notes},
             {"seconds", r.seconds},
-            {"hang_detect_seconds", r.hang_detect_seconds >= 0 ? json(r.hang_detect_seconds) : json(nullptr)}};
+            {"launcher", r.launcher},
+            {"hang_detect_seconds", r.hang_detect_seconds >= 0 ? json(r.hang_detect_seconds) : json(nullptr)},
+            {"hang_exit_seconds", r.hang_exit_seconds >= 0 ? json(r.hang_exit_seconds) : json(nullptr)},
+            {"hang_rule", r.hang_rule == HangRule::Predicted    ? json("predicted")
+                          : r.hang_rule == HangRule::NoProgress ? json("no_progress")
+                                                                : json(nullptr)},
+            {"interrupted_by", r.interrupted_by ? json(r.interrupted_by) : json(nullptr)}};
   json ranks = json::array();
   for (const auto& rank : r.ranks) {
     json threads = json::array();
     for (const auto& t : rank.threads)
-      threads.push_back({{"name", t.name}, {"state", t.state}, {"call", t.call >= 0 ? json(t.call) : json(nullptr)}});
+      threads.push_back({{"name", t.name},
+                         {"state", thread_state_name(t.state)},
+                         {"call", t.call >= 0 ? json(t.call) : json(nullptr)}});
     json calls = json::array();
     for (const auto& c : rank.calls) calls.push_back({{"call", c.call}, {"seconds", c.seconds}});
     ranks.push_back({{"rank", rank.rank},

@@ -16,6 +16,9 @@ constexpr int kMaxComms = 256;
 constexpr int kMaxTimings = 512;
 constexpr int kUniqueIdBytes = 128;  // NCCL_UNIQUE_ID_BYTES
 constexpr int kMaxStoreKeys = 256;
+// After the abort a rank process exits on its own timer this long after it began aborting, so its
+// exit never waits on an ncclCommAbort that does not return (a rank stuck in a kernel).
+constexpr double kAbortExitSeconds = 1.0;
 
 enum ThreadPhase : int32_t { kPhaseNotStarted = 0, kPhaseEntered = 1, kPhaseReturned = 2, kPhaseDone = 3 };
 enum RankStatus : int32_t { kRunning = 0, kFinishedOk = 1, kError = 2, kAborted = 3 };

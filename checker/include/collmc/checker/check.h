@@ -1,4 +1,4 @@
-// Checking a world: the search plus everything a report needs, as plain data (text, JSON, replay).
+// Checking a world: the search plus everything a report needs, as plain data (rendered by report/).
 #pragma once
 
 #include <optional>
@@ -42,10 +42,5 @@ struct CheckResult {
 };
 
 CheckResult check(const model::World& world, const SearchOptions& options);
-
-// Human-readable report; `verbose` adds choices and every step.
-std::string text_report(const CheckResult& result, bool verbose = true);
-// The JSON result (docs/RESULT_FORMAT.md), pretty-printed.
-std::string json_report(const CheckResult& result);
 
 }  // namespace collmc::checker

@@ -1,4 +1,5 @@
 // Running many scenario files against their `expect` lines (`collmc test`, `collmc check --expect`).
+// report/ renders the table.
 #pragma once
 
 #include <optional>
@@ -24,8 +25,5 @@ struct SuiteRow {
 std::vector<std::string> collect_scenarios(const std::vector<std::string>& paths);
 
 SuiteRow run_scenario(const std::string& path, const SearchOptions& options);
-
-// The table and the closing line `N passed, N failed`.
-std::string suite_table(const std::vector<SuiteRow>& rows);
 
 }  // namespace collmc::checker

@@ -1,6 +1,5 @@
-// The wait-for graph of a stuck state (SEMANTICS.md §5): who cannot proceed until whom. Built on
-// Boost.Graph; cycles are its strongly connected components. Rendered as DOT (and SVG through
-// Graphviz) for design review.
+// The wait-for graph of a stuck state (SEMANTICS.md §5): who cannot proceed until whom; cycles come
+// from its strongly connected components. report/ renders it (DOT, SVG, HTML, JSON).
 #pragma once
 
 #include <string>
@@ -43,14 +42,5 @@ struct WaitForGraph {
 };
 
 WaitForGraph build_wait_for_graph(const Semantics& semantics, const State& stuck);
-
-struct DotOptions {
-  bool full_graph = false;  // false: only ranks on or next to a cycle; ranks in the same role folded
-};
-
-std::string wait_for_dot(const model::World& world, const WaitForGraph& graph, const DotOptions& options = {});
-
-// Renders DOT to SVG with Graphviz's `dot`; throws std::runtime_error if it is missing or fails.
-std::string render_svg(const std::string& dot);
 
 }  // namespace collmc::checker

@@ -52,5 +52,8 @@ ReplayPlan plan_from_json(const std::string& path, model::World& world);
 std::string plan_to_json(const ReplayPlan& plan);
 // Loads the scenario into `world` and the plan from `path`. Throws std::runtime_error.
 ReplayPlan plan_from_file(const std::string& path, model::World& world);
+// The same from the plan's text (`origin` names it in errors): a rank that got it from a TCP store.
+// The scenario comes from the text the plan carries, not from its file.
+ReplayPlan plan_from_text(const std::string& text, const std::string& origin, model::World& world);
 
 }  // namespace collmc::replay

@@ -13,17 +13,33 @@ namespace collmc::replay {
 
 enum class BackendKind { Auto, Nccl, Mpi };  // Auto: MPI for `set profile = mpi`, else NCCL
 
+// How the rank processes are started: forked here (NCCL) or by mpirun on this host (MPI), the
+// coordination in a shared-memory block; or by mpirun / srun on any number of nodes, the
+// coordination through a TCP store this process serves (docs/REPLAY.md, "Launchers").
+enum class LauncherKind { Local, Mpirun, Srun };
+const char* launcher_name(LauncherKind kind);
+
 struct ReplayOptions {
   BackendKind backend = BackendKind::Auto;
-  double hang_after_s = 5;  // no progress for this long is a hang
-  double grace_s = 10;      // after the abort, how long ranks get to exit before they are killed
+  LauncherKind launcher = LauncherKind::Local;
+  std::string hosts;                       // mpirun --host / srun --nodelist (empty: the launcher's default)
+  std::vector<std::string> launcher_args;  // passed to mpirun / srun as they are
+  // The address the ranks reach this process's TCP store at ("": 127.0.0.1 on one host, else this
+  // host's name).
+  std::string store_host;
+  double hang_after_s = 5;  // no progress for this long is a hang (hangs the model did not predict)
+  // Every rank in the call the model predicts it blocks in and no progress for this long: a
+  // confirmed hang without waiting for hang_after_s. 0 turns the early confirmation off.
+  double confirm_after_s = 0.5;
+  double grace_s = 3;  // after the abort, how long ranks get to exit before they are killed
   bool verbose = false;
   // Ignore the schedule's order: every rank runs its program as fast as it can (for experiments;
   // the report says so).
   bool free_running = false;
 };
 
-enum class Outcome { Confirmed, Completed, NotReproduced, Different, Crashed, Refused };
+// Interrupted: SIGINT, SIGTERM or SIGHUP ended the replay (every rank process ended, nothing left).
+enum class Outcome { Confirmed, Completed, NotReproduced, Different, Crashed, Refused, Interrupted };
 const char* outcome_name(Outcome o);
 
 struct CallTiming {
@@ -31,11 +47,17 @@ struct CallTiming {
   double seconds = 0;
 };
 
+enum class ThreadState { NotStarted, InCall, BetweenCalls, Finished };
+const char* thread_state_name(ThreadState s);  // "not started", "in call", "between calls", "finished"
+
 struct ThreadReport {
   std::string name;
-  std::string state;  // "finished", "in call", "not started", "between calls"
-  int call = -1;      // the call it is in (or last entered)
+  ThreadState state = ThreadState::NotStarted;
+  int call = -1;  // the call it is in (or last entered)
 };
+
+// How a hang was declared.
+enum class HangRule { None, Predicted, NoProgress };
 
 struct RankReport {
   int rank = 0;
@@ -60,9 +82,13 @@ struct ReplayReport {
   bool allowed_difference = false;
   std::vector<RankReport> ranks;
   double seconds = 0;               // the whole run
-  double hang_detect_seconds = -1;  // from the last progress to the hang verdict
-  std::string backend;              // "NCCL 2.28.3, 2 GPU(s)", "Open MPI v4.1.4, 3 processes", ...
-  std::vector<std::string> notes;   // e.g. stream_progress = serialized has no NCCL switch
+  double hang_detect_seconds = -1;  // from the last progress (the last rank blocking) to the hang verdict
+  double hang_exit_seconds = -1;    // from the hang verdict to every rank process gone
+  HangRule hang_rule = HangRule::None;
+  int interrupted_by = 0;          // the signal that ended the run (Outcome::Interrupted)
+  std::string launcher;            // "local", "mpirun", "srun"
+  std::string backend;             // "NCCL 2.28.3, 2 GPU(s)", "Open MPI v4.1.4, 3 processes", ...
+  std::vector<std::string> notes;  // e.g. stream_progress = serialized has no NCCL switch
 };
 
 // Runs the plan with the backend options.backend names (Auto: by the scenario's profile).
@@ -88,6 +114,9 @@ struct CalibrationRow {
   bool allowed = false;  // agrees through a difference the library allows (ReplayReport::allowed_difference)
   std::string summary;
   double seconds = 0;
+  double hang_detect_seconds = -1;  // ReplayReport's, for confirmed hangs
+  double hang_exit_seconds = -1;
+  bool interrupted = false;  // a signal ended the calibration here
 };
 std::vector<CalibrationRow> calibrate(const std::vector<std::string>& files, const ReplayOptions& options,
                                       const checker::SearchOptions& search);

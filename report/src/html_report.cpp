@@ -1,7 +1,7 @@
 // The HTML rendering of a CheckResult: one self-contained page (inline CSS, no scripts, nothing
 // fetched). The time line is a CSS grid per rank lane; every lane uses the same fixed column widths,
 // so the lanes line up and a device completion is drawn as one connector made of a piece per lane.
-#include "collmc/checker/html_report.h"
+#include "collmc/report/html_report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,11 @@
 #include <sstream>
 #include <string_view>
 
-namespace collmc::checker {
+namespace collmc::report {
+
+using checker::CheckResult;
+using checker::ScheduleStep;
+using checker::StepKind;
 
 namespace {
 
@@ -522,4 +526,4 @@ std::string html_report(const CheckResult& result, const std::string& graph_svg)
   return Html(result, graph_svg).render();
 }
 
-}  // namespace collmc::checker
+}  // namespace collmc::report

@@ -3,9 +3,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "collmc/checker/check.h"
+#include "collmc/report/check_report.h"
 
-namespace collmc::checker {
+namespace collmc::report {
+
+using checker::CheckResult;
+using checker::SearchStats;
+using checker::StepKind;
+using checker::WaitForGraph;
+using checker::WaitNode;
 
 namespace {
 
@@ -264,4 +270,4 @@ std::string json_report(const CheckResult& r) {
   return j.dump(2) + "\n";
 }
 
-}  // namespace collmc::checker
+}  // namespace collmc::report

@@ -6,10 +6,10 @@
 
 #include "collmc/checker/check.h"
 
-namespace collmc::checker {
+namespace collmc::report {
 
 // `graph_svg`: the wait-for graph already rendered (render_svg(wait_for_dot(...))), embedded inline;
 // empty when there is none. Sections carry stable ids: verdict, comms, timeline, graph, stats.
-std::string html_report(const CheckResult& result, const std::string& graph_svg);
+std::string html_report(const checker::CheckResult& result, const std::string& graph_svg);
 
-}  // namespace collmc::checker
+}  // namespace collmc::report

@@ -1,0 +1,230 @@
+// The wait-for graph as DOT: the ranks on a cycle and their neighbours (or every rank), ranks in the
+// same role folded, the cycle in red, a legend. And DOT rendered to SVG through Graphviz's library.
+#include "collmc/report/wait_for_dot.h"
+
+#include <dlfcn.h>
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace collmc::report {
+
+using checker::WaitForGraph;
+using checker::WaitNode;
+
+namespace {
+
+std::string call_text(const model::World& w, int call) {
+  return call >= 0 ? w.calls[static_cast<size_t>(call)].text : std::string();
+}
+
+std::string dot_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string wait_for_dot(const model::World& w, const WaitForGraph& g, const DotOptions& options) {
+  // Which nodes to draw: everything, or the ranks on a cycle and their neighbours.
+  std::set<int> keep_ranks;
+  if (options.full_graph || g.cycles.empty()) {
+    for (const auto& n : g.nodes) keep_ranks.insert(n.rank);
+  } else {
+    for (const auto& n : g.nodes)
+      if (n.on_cycle) keep_ranks.insert(n.rank);
+    std::set<int> core = keep_ranks;
+    for (const auto& e : g.edges) {
+      int a = g.nodes[static_cast<size_t>(e.from)].rank, b = g.nodes[static_cast<size_t>(e.to)].rank;
+      if (core.count(a)) keep_ranks.insert(b);
+      if (core.count(b)) keep_ranks.insert(a);
+    }
+  }
+  // Folding: ranks off the cycle whose nodes do the same thing (same kind, same statement) and wait
+  // for the same nodes are drawn once, with their count.
+  std::vector<int> rep(g.nodes.size(), -1);
+  std::map<int, std::vector<int>> folded_ranks;  // representative node -> ranks folded into it
+  std::map<std::string, int> by_signature;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const auto& node = g.nodes[n];
+    if (!keep_ranks.count(node.rank)) continue;
+    if (options.full_graph || node.on_cycle) {
+      rep[n] = static_cast<int>(n);
+      folded_ranks[static_cast<int>(n)].push_back(node.rank);
+      continue;
+    }
+    std::string sig = std::to_string(static_cast<int>(node.kind)) + "|" + node.location + "|" +
+                      std::to_string(node.thread) + "|" + std::to_string(node.stream) + "|";
+    std::set<int> targets;
+    for (const auto& e : g.edges)
+      if (e.from == static_cast<int>(n)) targets.insert(e.to);
+    for (int t : targets) sig += std::to_string(t) + ",";
+    auto [it, inserted] = by_signature.emplace(sig, static_cast<int>(n));
+    rep[n] = it->second;
+    folded_ranks[it->second].push_back(node.rank);
+  }
+  std::ostringstream out;
+  out << "digraph waitfor {\n  rankdir=LR;\n  compound=true;\n  node [fontname=\"Helvetica\", fontsize=10];\n"
+      << "  edge [fontname=\"Helvetica\", fontsize=9];\n  label=\"wait-for graph: "
+      << dot_escape(w.name.empty() ? std::string("scenario") : w.name) << "\";\n  labelloc=t;\n";
+  std::map<int, std::vector<int>> by_rank;
+  for (const auto& [r, ranks] : folded_ranks) by_rank[g.nodes[static_cast<size_t>(r)].rank].push_back(r);
+  for (const auto& [rank, nodes] : by_rank) {
+    const auto& ranks0 = folded_ranks[nodes.front()];
+    std::string cluster_label = "rank " + std::to_string(rank);
+    if (ranks0.size() > 1) {
+      cluster_label = "ranks ";
+      for (size_t i = 0; i < ranks0.size(); ++i) cluster_label += (i ? "," : "") + std::to_string(ranks0[i]);
+      cluster_label += " (x" + std::to_string(ranks0.size()) + ")";
+    }
+    out << "  subgraph cluster_r" << rank << " {\n    label=\"" << cluster_label
+        << "\";\n    style=rounded;\n    color=gray60;\n";
+    for (int n : nodes) {
+      const auto& node = g.nodes[static_cast<size_t>(n)];
+      std::string shape = node.kind == WaitNode::Kind::HostThread   ? "box"
+                          : node.kind == WaitNode::Kind::StreamHead ? "cds"
+                                                                    : "octagon";
+      std::string kind =
+          node.kind == WaitNode::Kind::HostThread
+              ? "host: " + w.programs[static_cast<size_t>(node.rank)].threads[static_cast<size_t>(node.thread)].name
+          : node.kind == WaitNode::Kind::StreamHead ? "device: stream " + w.streams[static_cast<size_t>(node.stream)]
+                                                    : "exited";
+      std::string label = kind;
+      if (node.call >= 0) label += "\\n" + dot_escape(call_text(w, node.call)) + "\\n" + dot_escape(node.location);
+      size_t count = folded_ranks[n].size();
+      if (count > 1) label += "\\n(x" + std::to_string(count) + " ranks)";
+      out << "    n" << n << " [shape=" << shape << ", label=\"" << label << "\"";
+      if (node.on_cycle) out << ", color=red, penwidth=2, fontcolor=red";
+      if (node.kind == WaitNode::Kind::Exited) out << ", style=filled, fillcolor=gray90";
+      out << "];\n";
+    }
+    out << "  }\n";
+  }
+  std::set<std::pair<int, int>> drawn;
+  for (const auto& e : g.edges) {
+    int a = rep[static_cast<size_t>(e.from)], b = rep[static_cast<size_t>(e.to)];
+    if (a < 0 || b < 0 || !drawn.emplace(a, b).second) continue;
+    out << "  n" << a << " -> n" << b << " [label=\"" << dot_escape(e.label) << "\"";
+    if (e.on_cycle) out << ", color=red, penwidth=2.5, fontcolor=red";
+    out << "];\n";
+  }
+  out << "  subgraph cluster_legend {\n    label=\"legend\";\n    style=dashed;\n    color=gray70;\n    fontsize=9;\n"
+      << "    node [fontsize=8, margin=\"0.05,0.02\", height=0.3];\n"
+      << "    l_host [shape=box, label=\"host thread in a call\"];\n"
+      << "    l_dev [shape=cds, label=\"stream head\"];\n"
+      << "    l_exit [shape=octagon, style=filled, fillcolor=gray90, label=\"rank exited\"];\n"
+      << "    l_a [shape=point, width=0.05];\n    l_b [shape=point, width=0.05];\n"
+      << "    l_host -> l_dev [label=\"waits for\", fontsize=8];\n"
+      << "    l_a -> l_b [label=\"on the cycle\", color=red, penwidth=2.5, fontcolor=red, fontsize=8];\n  }\n";
+  out << "}\n";
+  return out.str();
+}
+
+namespace {
+
+// libgvc, opened on first use rather than linked: the binary carried to the GPU machines (which
+// have no Graphviz) must start there, and only rendering needs the library. The functions are
+// typed by libgraphviz-dev's headers.
+struct Graphviz {
+  decltype(&gvContext) context = nullptr;
+  decltype(&gvFreeContext) free_context = nullptr;
+  decltype(&agmemread) read = nullptr;
+  decltype(&agclose) close = nullptr;
+  decltype(&agseterrf) set_error_function = nullptr;
+  decltype(&gvLayout) layout = nullptr;
+  decltype(&gvFreeLayout) free_layout = nullptr;
+  decltype(&gvRenderData) render = nullptr;
+  decltype(&gvFreeRenderData) free_render = nullptr;
+  std::string missing;  // why it cannot be used; empty when it can
+};
+
+template <typename F>
+void bind(void* library, const char* name, F& f, std::string& missing) {
+  f = reinterpret_cast<F>(dlsym(library, name));
+  if (f == nullptr && missing.empty()) missing = std::string("libgvc has no ") + name;
+}
+
+const Graphviz& graphviz() {
+  static const Graphviz loaded = [] {
+    Graphviz g;
+    void* library = dlopen("libgvc.so.6", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) library = dlopen("libgvc.so", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+      g.missing = std::string("Graphviz's library is not installed (Debian: apt install libgvc6): ") + dlerror();
+      return g;
+    }
+    bind(library, "gvContext", g.context, g.missing);
+    bind(library, "gvFreeContext", g.free_context, g.missing);
+    bind(library, "agmemread", g.read, g.missing);
+    bind(library, "agclose", g.close, g.missing);
+    bind(library, "agseterrf", g.set_error_function, g.missing);
+    bind(library, "gvLayout", g.layout, g.missing);
+    bind(library, "gvFreeLayout", g.free_layout, g.missing);
+    bind(library, "gvRenderData", g.render, g.missing);
+    bind(library, "gvFreeRenderData", g.free_render, g.missing);
+    return g;  // the library stays loaded for the life of the process
+  }();
+  return loaded;
+}
+
+// Graphviz reports errors through a process-wide callback; the messages of the current rendering
+// are collected here (rendering is not called from several threads).
+std::string graphviz_messages;
+
+int collect_graphviz_message(char* message) {
+  graphviz_messages += message;
+  return 0;
+}
+
+// What Graphviz said, on one line, for the exception.
+std::string graphviz_said() {
+  std::string said = graphviz_messages;
+  while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+  for (char& c : said)
+    if (c == '\n') c = ' ';
+  return said.empty() ? std::string() : ": " + said.substr(0, 300);
+}
+
+}  // namespace
+
+std::string render_svg(const std::string& dot) {
+  // The same layout engine and SVG renderer as `dot -Tsvg`, through libgvc: no subprocess, no
+  // temporary file. libgvc finds its plugins through its own configuration (libgvc6).
+  const Graphviz& gv = graphviz();
+  if (!gv.missing.empty()) throw std::runtime_error("cannot render SVG: " + gv.missing);
+  graphviz_messages.clear();
+  const agusererrf previous = gv.set_error_function(collect_graphviz_message);
+  std::unique_ptr<GVC_t, int (*)(GVC_t*)> context(gv.context(), gv.free_context);
+  std::string svg, error;
+  if (!context) {
+    error = "cannot start Graphviz (gvContext)";
+  } else if (std::unique_ptr<Agraph_t, int (*)(Agraph_t*)> graph(gv.read(dot.c_str()), gv.close); !graph) {
+    error = "Graphviz cannot read the DOT" + graphviz_said();
+  } else if (gv.layout(context.get(), graph.get(), "dot") != 0) {
+    error = "Graphviz's dot layout failed (is libgvc6's dot layout plugin installed?)" + graphviz_said();
+  } else {
+    char* data = nullptr;
+    unsigned length = 0;
+    if (gv.render(context.get(), graph.get(), "svg", &data, &length) == 0 && data != nullptr)
+      svg.assign(data, length);
+    else
+      error = "Graphviz's SVG rendering failed (is libgvc6's core plugin installed?)" + graphviz_said();
+    gv.free_render(data);
+    gv.free_layout(context.get(), graph.get());
+  }
+  gv.set_error_function(previous);
+  if (error.empty() && svg.find("<svg") == std::string::npos) error = "Graphviz wrote no SVG" + graphviz_said();
+  if (!error.empty()) throw std::runtime_error(error);
+  return svg.substr(svg.find("<svg"));
+}
+
+}  // namespace collmc::report
