@@ -15,6 +15,8 @@ nccl_src=${3:-.carry/nccl-src}
 build_limit=${BUILD_LIMIT:-270}
 probes=tests/calibration-probes
 export NCCL_NVLS_ENABLE=0
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+export PATH="$CUDA_HOME/bin:$PATH"
 status=0
 
 nvidia-smi -L | tee "$out/gpus.txt"

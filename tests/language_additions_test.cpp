@@ -6,6 +6,7 @@
 #include <string>
 
 #include "collmc/checker/check.h"
+#include "collmc/report/check_report.h"
 #include "collmc/model/parser.h"
 #include "collmc/model/print.h"
 #include "collmc/model/world.h"
@@ -55,7 +56,7 @@ TEST(PerRankComm, MismatchNamesBothLists) {
   auto r = checker::check(
       world_of("ranks 3\ncomm G = per_rank\nrank 0 { init G [0, 1] }\nrank 1, 2 { init G [0, 1, 2] }\n"), {});
   ASSERT_EQ(r.verdict, model::Verdict::Mismatch);
-  const std::string text = checker::text_report(r);
+  const std::string text = report::text_report(r);
   EXPECT_NE(text.find("passes [0, 1]"), std::string::npos) << text;
   EXPECT_NE(text.find("passes [0, 1, 2]"), std::string::npos) << text;
 }
@@ -143,7 +144,7 @@ TEST(Store, FormsAndVerdicts) {
             model::Verdict::Safe);
   auto r = checker::check(world_of("ranks 2\nrank 1 { store_wait ready }\nrank 0 { maybe { store_set ready } }\n"), {});
   ASSERT_EQ(r.verdict, model::Verdict::Deadlock);
-  EXPECT_NE(checker::text_report(r).find("host store key \"ready\""), std::string::npos) << checker::text_report(r);
+  EXPECT_NE(report::text_report(r).find("host store key \"ready\""), std::string::npos) << report::text_report(r);
 }
 
 TEST(Threads, TwoThreadsInsideOneCommIsAUsageError) {
@@ -152,7 +153,7 @@ TEST(Threads, TwoThreadsInsideOneCommIsAUsageError) {
                "sync main } }\nrank 1 { alloc wa\n all_reduce A x\n sync main\n register A wa }\n"),
       {});
   ASSERT_EQ(r.verdict, model::Verdict::UsageError);
-  const std::string text = checker::text_report(r);
+  const std::string text = report::text_report(r);
   EXPECT_NE(text.find("two host threads inside A"), std::string::npos) << text;
   // MPI allows it (MPI_THREAD_MULTIPLE): the same program on an mpi comm is not a usage error.
   EXPECT_NE(checker::check(world_of("ranks 2\nset profile = mpi\ncomm A = all\nrank 0 { thread ta { barrier A }\n "

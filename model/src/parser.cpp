@@ -495,6 +495,13 @@ class Parser {
       s.comm = expect_name("a communicator name");
     };
     auto buffer_name = [&](std::string& into) { into = expect_name("a buffer name"); };
+    auto peer_rank = [&]() {
+      const Token& p = peek();
+      int64_t peer = integer("the peer's world rank");
+      check_rank(p, peer);
+      s.peer = static_cast<int>(peer);
+      s.peer_loc = loc_of(p);
+    };
 
     if (kw.text == "sync") {
       const Token& t = peek();
@@ -550,17 +557,12 @@ class Parser {
           comm_name();
           call_args(s, false);
           break;
-        case OpForm::PointToPoint: {
+        case OpForm::PointToPoint:
           comm_name();
-          const Token& p = peek();
-          int64_t peer = integer("the peer's world rank");
-          check_rank(p, peer);
-          s.peer = static_cast<int>(peer);
-          s.peer_loc = loc_of(p);
+          peer_rank();
           buffer_name(s.buffer);
           call_args(s, false);
           break;
-        }
         case OpForm::Collective:
           comm_name();
           buffer_name(s.buffer);
@@ -573,11 +575,7 @@ class Parser {
         case OpForm::PutSignal:
         case OpForm::Signal: {
           comm_name();
-          const Token& p = peek();
-          int64_t peer = integer("the peer's world rank");
-          check_rank(p, peer);
-          s.peer = static_cast<int>(peer);
-          s.peer_loc = loc_of(p);
+          peer_rank();
           if (op_form(s.op) == OpForm::PutSignal) {
             buffer_name(s.buffer);
             expect(TokKind::Arrow, "'->' and the peer's window (a buffer it registered on the comm)");

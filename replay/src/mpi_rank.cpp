@@ -285,6 +285,10 @@ class MpiCalls : public RankCalls {
       case OpKind::StoreWait:
       case OpKind::HostBarrier:
         break;  // the host store: the rank runner does it (rank_runner.cpp)
+      case OpKind::PutSignal:
+      case OpKind::Signal:
+      case OpKind::WaitSignal:
+        throw RankFailure(what + ": an NCCL one-sided call has no MPI form");
     }
     if (requests && req != MPI_REQUEST_NULL) requests->push_back(req);
   }

@@ -278,6 +278,16 @@ class Emitter {
   std::string statement(int r, const Call& c, std::string& reason) const {
     const char* kw = call_kind_name(c.kind);
     auto comm = [&]() { return comm_name(c.comm, r, reason); };
+    // "KEYWORD COMM PEER" of a call with a peer, or "" (with the reason) when either is unknown.
+    auto comm_and_peer = [&]() -> std::string {
+      std::string n = comm();
+      if (n.empty()) return "";
+      if (!valid_rank(c.peer)) {
+        reason = std::string(kw) + " without a known peer";
+        return "";
+      }
+      return std::string(kw) + " " + n + " " + std::to_string(*c.peer);
+    };
     switch (c.kind) {
       case CallKind::CommInit:
       case CallKind::CommFinalize:
@@ -333,14 +343,8 @@ class Emitter {
       }
       case CallKind::Send:
       case CallKind::Recv: {
-        std::string n = comm();
-        if (n.empty()) return "";
-        if (!valid_rank(c.peer)) {
-          reason = std::string(kw) + " without a known peer";
-          return "";
-        }
-        return std::string(kw) + " " + n + " " + std::to_string(*c.peer) + " " + buffer(c.buffer) +
-               args(c, false, false);
+        const std::string head = comm_and_peer();
+        return head.empty() ? "" : head + " " + buffer(c.buffer) + args(c, false, false);
       }
       case CallKind::StreamSync:
         return "sync " + (c.stream.empty() || c.stream == "main" ? std::string("main") : sanitize(c.stream, "s_"));
@@ -349,13 +353,8 @@ class Emitter {
       case CallKind::PutSignal:
       case CallKind::Signal:
       case CallKind::WaitSignal: {
-        std::string n = comm();
-        if (n.empty()) return "";
-        if (!valid_rank(c.peer)) {
-          reason = std::string(kw) + " without a known peer";
-          return "";
-        }
-        std::string s = std::string(kw) + " " + n + " " + std::to_string(*c.peer);
+        std::string s = comm_and_peer();
+        if (s.empty()) return "";
         if (c.kind == CallKind::PutSignal) {
           if (c.recv_buffer.empty()) {
             reason = "put_signal to a window the trace never saw registered";

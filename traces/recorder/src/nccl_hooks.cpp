@@ -92,6 +92,17 @@ JsonLine& collective_args(JsonLine& line, ncclComm_t comm, const void* send, con
       .str("dtype", dtype_name(datatype));
 }
 
+// send and recv: the one buffer under its key ("sendbuff" or "recvbuff").
+void p2p_args(JsonLine& line, ncclComm_t comm, const char* key, const void* buff, size_t count, ncclDataType_t datatype,
+              int peer, cudaStream_t stream) {
+  line.ptr("comm", comm)
+      .ptr(key, buff)
+      .u64("count", count)
+      .str("dtype", dtype_name(datatype))
+      .i64("peer", peer)
+      .ptr("stream", stream);
+}
+
 }  // namespace
 
 #pragma GCC visibility push(default)
@@ -333,30 +344,16 @@ ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatyp
                       cudaStream_t stream) {
   return nccl_call<&ncclSend>(
       recorded_name(OpKind::Send),
-      [&](JsonLine& in) {
-        in.ptr("comm", comm)
-            .ptr("sendbuff", sendbuff)
-            .u64("count", count)
-            .str("dtype", dtype_name(datatype))
-            .i64("peer", peer)
-            .ptr("stream", stream);
-      },
-      no_outputs, sendbuff, count, datatype, peer, comm, stream);
+      [&](JsonLine& in) { p2p_args(in, comm, "sendbuff", sendbuff, count, datatype, peer, stream); }, no_outputs,
+      sendbuff, count, datatype, peer, comm, stream);
 }
 
 ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
   return nccl_call<&ncclRecv>(
       recorded_name(OpKind::Recv),
-      [&](JsonLine& in) {
-        in.ptr("comm", comm)
-            .ptr("recvbuff", recvbuff)
-            .u64("count", count)
-            .str("dtype", dtype_name(datatype))
-            .i64("peer", peer)
-            .ptr("stream", stream);
-      },
-      no_outputs, recvbuff, count, datatype, peer, comm, stream);
+      [&](JsonLine& in) { p2p_args(in, comm, "recvbuff", recvbuff, count, datatype, peer, stream); }, no_outputs,
+      recvbuff, count, datatype, peer, comm, stream);
 }
 
 // One-sided operations on registered windows (NCCL 2.29+).
