@@ -6,10 +6,10 @@
 #include <string>
 
 #include "collmc/checker/check.h"
-#include "collmc/report/check_report.h"
 #include "collmc/model/parser.h"
 #include "collmc/model/print.h"
 #include "collmc/model/world.h"
+#include "collmc/report/check_report.h"
 
 namespace collmc::testing {
 namespace {
@@ -39,8 +39,11 @@ TEST(PerRankComm, MembersAreTheJoinersLists) {
   EXPECT_EQ(w.comms[0].members, (std::vector<int>{0, 1, 2}));
   // Rank 3 names a list without itself: it joins nothing and issues no call.
   EXPECT_TRUE(w.programs[3].threads[0].body.children.empty());
-  for (const auto& c : w.calls)
-    if (c.kind == OpKind::Init) EXPECT_EQ(c.members_view, (std::vector<int>{0, 1, 2}));
+  for (const auto& c : w.calls) {
+    if (c.kind == OpKind::Init) {
+      EXPECT_EQ(c.members_view, (std::vector<int>{0, 1, 2}));
+    }
+  }
 }
 
 TEST(PerRankComm, VerdictsInBothOutcomes) {

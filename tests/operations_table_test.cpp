@@ -30,8 +30,12 @@ TEST(OperationsTable, EveryKeywordParsesBackToItsOperation) {
 TEST(OperationsTable, NamesAreUniquePerLibrary) {
   std::set<std::string_view> nccl, mpi;
   for (const model::OpInfo& op : model::kOperations) {
-    if (!op.nccl_name.empty()) EXPECT_TRUE(nccl.insert(op.nccl_name).second) << op.nccl_name;
-    if (!op.mpi_name.empty()) EXPECT_TRUE(mpi.insert(op.mpi_name).second) << op.mpi_name;
+    if (!op.nccl_name.empty()) {
+      EXPECT_TRUE(nccl.insert(op.nccl_name).second) << op.nccl_name;
+    }
+    if (!op.mpi_name.empty()) {
+      EXPECT_TRUE(mpi.insert(op.mpi_name).second) << op.mpi_name;
+    }
   }
 }
 
@@ -66,7 +70,9 @@ TEST(OperationsTable, TraceCallKindsFollowTheTable) {
     const traces::CallKind kind = traces::call_kind_of(op.kind);
     ASSERT_TRUE(traces::op_kind_of(kind).has_value());
     EXPECT_EQ(*traces::op_kind_of(kind), op.kind);
-    if (op.form != OpForm::SyncDevice) EXPECT_EQ(std::string(traces::call_kind_name(kind)), op.keyword);
+    if (op.form != OpForm::SyncDevice) {
+      EXPECT_EQ(std::string(traces::call_kind_name(kind)), op.keyword);
+    }
   }
   EXPECT_EQ(traces::call_kind_of(OpKind::Init), traces::CallKind::CommInit);
   EXPECT_EQ(traces::call_kind_of(OpKind::Alloc), traces::CallKind::MemAlloc);
