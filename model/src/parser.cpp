@@ -559,7 +559,14 @@ class Parser {
           break;
         case OpForm::PointToPoint:
           comm_name();
-          peer_rank();
+          if (s.op == OpKind::Recv && at_name("any")) {
+            // MPI_ANY_SOURCE: the checker chooses which sender it matches (LANGUAGE.md extension, mpi profile).
+            s.peer_loc = loc_of(peek());
+            advance();
+            s.any_source = true;
+          } else {
+            peer_rank();
+          }
           buffer_name(s.buffer);
           call_args(s, false);
           break;

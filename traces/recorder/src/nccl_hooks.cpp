@@ -19,6 +19,8 @@ using collmc::recorder::op_name;
 using collmc::recorder::recorded_name;
 using collmc::recorder::unique_id_hash;
 
+const char* const collmc::recorder::kTraceFormat = "collmc-recorder";
+
 #define REAL_NCCL(fn) COLLMC_REAL(fn, Library::Nccl)
 
 #if NCCL_VERSION_CODE < NCCL_VERSION(2, 29, 0)

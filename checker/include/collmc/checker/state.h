@@ -19,6 +19,7 @@ enum class WaitKind : uint8_t {
   P2pHost,     // mpi send (dir 0) / recv (dir 1) number `slot` with `peer`: released when matched
   Teardown,    // destroy of a connected `comm`: released when every member entered its destroy
   StoreKey,    // store_wait / host_barrier: released when host store key `slot` counts `count` or more
+  P2pAny,      // mpi `recv COMM any` (MPI_ANY_SOURCE): never holds; a MatchAny step picks a sender and removes it
 };
 
 // What a blocked host thread waits for; a thread moves on once all its waits hold.
