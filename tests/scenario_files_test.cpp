@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <map>
 
 #include "collmc/checker/suite.h"
 #include "collmc/report/check_report.h"
@@ -13,21 +12,10 @@ namespace {
 
 class ScenarioFile : public ::testing::TestWithParam<std::string> {};
 
-// Where our own hardware runs contradict a shared calibration file, the hardware decides
-// (docs/HARDWARE.md has the measurements); the file's expect line is overridden here, and only here.
-const std::map<std::string, model::Verdict> kMeasuredOverrides = {
-    // Replayed on 2x H200, NCCL 2.28.3, sequenced and free running, three times: rank 0 hangs in
-    // `destroy A` and rank 1 in `destroy B`. A connected comm's destroy waits for its peers'.
-    {"destroy_cross_order_after_coll.cmc", model::Verdict::Deadlock},
-};
-
 TEST_P(ScenarioFile, AgreesWithExpect) {
   const std::string path = GetParam();
-  model::World world = model::load_world(path);
+  const model::World world = model::load_world(path);
   ASSERT_TRUE(world.expect.has_value()) << path << " has no expect line";
-  if (auto it = kMeasuredOverrides.find(std::filesystem::path(path).filename().string());
-      it != kMeasuredOverrides.end() && path.find("/shared/") != std::string::npos)
-    world.expect = it->second;
   checker::CheckResult r = checker::check(world, {});
   EXPECT_EQ(model::verdict_name(r.verdict), model::verdict_name(*world.expect)) << report::text_report(r);
   // Breadth-first gives the same verdict, and so does the search without reduction (small worlds).
@@ -63,6 +51,11 @@ INSTANTIATE_TEST_SUITE_P(LocalCalibration, ScenarioFile,
 // Three- and four-rank scenarios awaiting four GPUs (issue 9), and their MPI versions.
 INSTANTIATE_TEST_SUITE_P(FourGpuCalibration, ScenarioFile,
                          ::testing::ValuesIn(files_in(source_dir() + "/tests/calibration-4gpu")), test_name);
+// Issue 14: the classes of real hangs (each in both outcomes) and the GPU probes' model predictions.
+INSTANTIATE_TEST_SUITE_P(HangClasses, ScenarioFile, ::testing::ValuesIn(files_in(source_dir() + "/tests/hang-classes")),
+                         test_name);
+INSTANTIATE_TEST_SUITE_P(CalibrationProbes, ScenarioFile,
+                         ::testing::ValuesIn(files_in(source_dir() + "/tests/calibration-probes")), test_name);
 INSTANTIATE_TEST_SUITE_P(Examples, ScenarioFile, ::testing::ValuesIn(files_in(source_dir() + "/examples")), test_name);
 
 TEST(ScenarioFiles, SetsAreComplete) {

@@ -27,7 +27,8 @@ class Issuer {
   bool issue(const Call& c) {
     if (!c.usage_error.empty()) return fail(Verdict::UsageError, c, c.usage_error);
     if (!check_comm(c)) return false;
-    const bool mpi = w_.knobs.profile == Profile::Mpi;
+    const bool mpi = w_.profile_of(c) == Profile::Mpi;
+    if (!mpi && !check_one_thread_in_comm(c)) return false;
     switch (c.kind) {
       case OpKind::Alloc:
       case OpKind::CudaMalloc: {
@@ -130,7 +131,36 @@ class Issuer {
           return !violation_;
         }
         return device_collective(c, true);
-      default:  // collectives
+      case OpKind::PutSignal:
+      case OpKind::Signal:
+      case OpKind::WaitSignal:
+        return one_sided(c);
+      case OpKind::StoreSet: {
+        // Counted like a barrier arrival, so that sets and arrivals commute; a wait needs a count of one.
+        auto& count = st_.store[static_cast<size_t>(c.key)];
+        if (count < UINT32_MAX) ++count;
+        return true;
+      }
+      case OpKind::StoreWait:
+      case OpKind::HostBarrier: {
+        uint32_t needed = 1;
+        if (c.kind == OpKind::HostBarrier) {
+          auto& count = st_.store[static_cast<size_t>(c.key)];
+          if (count < UINT32_MAX) ++count;
+          needed = static_cast<uint32_t>(c.members_view.size());
+        }
+        waits_.push_back(Wait{.kind = WaitKind::StoreKey,
+                              .slot = static_cast<uint32_t>(c.key),
+                              .call = static_cast<uint32_t>(c.id),
+                              .count = needed});
+        return true;
+      }
+      case OpKind::AllReduce:
+      case OpKind::AllGather:
+      case OpKind::ReduceScatter:
+      case OpKind::Broadcast:
+      case OpKind::Reduce:
+      case OpKind::AllToAll:
         if (!check_buffer(c, c.buffer) || !check_buffer(c, c.buffer2)) return false;
         if (mpi) {
           join_host(c, -1);
@@ -138,6 +168,7 @@ class Issuer {
         }
         return device_collective(c, false);
     }
+    throw std::logic_error("an operation without effects (operations.def has a row call_effects.cpp lacks)");
   }
 
   // Appends the device entries (one per stream) and the waits of everything issued.
@@ -255,6 +286,15 @@ class Issuer {
   // The first difference between two calls filling the same slot, or "".
   std::string difference(const Call& a, uint64_t count_a, const Call& b, uint64_t count_b) const {
     if (a.kind != b.kind) return std::string(model::op_name(a.kind)) + " and " + std::string(model::op_name(b.kind));
+    if (a.kind == OpKind::Init) {
+      // The member lists the two ranks passed (the declared members when they passed none).
+      const auto& declared = w_.comms[static_cast<size_t>(a.comm)].members;
+      const auto& va = a.members_view.empty() ? declared : a.members_view;
+      const auto& vb = b.members_view.empty() ? declared : b.members_view;
+      if (va != vb)
+        return "member lists: rank " + std::to_string(a.rank) + " passes " + model::rank_list_text(va) + ", rank " +
+               std::to_string(b.rank) + " passes " + model::rank_list_text(vb);
+    }
     if (model::is_collective(a.kind) || a.kind == OpKind::Barrier) {
       if (count_a != count_b) return "count " + std::to_string(count_a) + " and " + std::to_string(count_b);
       if (a.dtype != b.dtype)
@@ -514,8 +554,43 @@ class Issuer {
       st.erase(std::remove_if(st.begin(), st.end(), [](const StreamEntry& e) { return e.parts.empty(); }), st.end());
     }
     for (auto& th : rs_.threads)
-      th.waits.erase(std::remove_if(th.waits.begin(), th.waits.end(), [&](const Wait& wt) { return wt.comm == comm; }),
+      th.waits.erase(std::remove_if(th.waits.begin(), th.waits.end(),
+                                    [&](const Wait& wt) { return wt.kind != WaitKind::StoreKey && wt.comm == comm; }),
                      th.waits.end());
+  }
+
+  // NCCL communicators are not thread-safe (user guide, "Thread Safety"): a call on a comm while another
+  // thread of this rank is blocked inside a call on it is a usage error.
+  bool check_one_thread_in_comm(const Call& c) {
+    if (c.comm < 0) return true;
+    for (size_t t = 0; t < rs_.threads.size(); ++t) {
+      if (static_cast<int>(t) == t_) continue;
+      for (const Wait& w : rs_.threads[t].waits) {
+        if (w.kind == WaitKind::StoreKey || w.comm != c.comm || sem_.wait_holds(st_, r_, w)) continue;
+        const auto& threads = w_.programs[static_cast<size_t>(r_)].threads;
+        return fail(Verdict::UsageError, c,
+                    "two host threads inside " + w_.comm_name(c.comm) + " at once: thread " + threads[t].name +
+                        " is blocked in " + sem_.call_ref(static_cast<int>(w.call)) + " while thread " +
+                        threads[static_cast<size_t>(t_)].name + " calls " + sem_.call_ref(c.id) +
+                        " (NCCL communicators are not thread-safe)");
+      }
+    }
+    return true;
+  }
+
+  // put_signal, signal, wait_signal (NCCL 2.29+): stream-ordered. (A put into a window the target never
+  // registers is found when the scenario is resolved.)
+  bool one_sided(const Call& c) {
+    if (!check_buffer(c, c.buffer)) return false;
+    DevicePart p;
+    p.call = static_cast<uint32_t>(c.id);
+    p.comm = static_cast<uint16_t>(c.comm);
+    p.kind = c.kind == OpKind::WaitSignal ? PartKind::SignalWait : PartKind::OneSided;
+    p.peer = static_cast<uint16_t>(c.peer);
+    p.slot = static_cast<uint32_t>(c.id);  // each call is issued once per run
+    p.count = c.kind == OpKind::WaitSignal ? (c.count > 0 ? static_cast<uint64_t>(c.count) : 1) : effective_count(c);
+    add_part(c.stream, p);
+    return true;
   }
 
   const Semantics& sem_;

@@ -59,6 +59,16 @@ std::string Semantics::describe_step(const Step& step) const {
           << model::rank_list_text(world_.comms[step.comm].members);
       break;
     case StepKind::CompletePair:
+      if (step.call >= 0) {  // one-sided
+        const Call& c = world_.calls[static_cast<size_t>(step.call)];
+        if (c.kind == OpKind::WaitSignal)
+          out << "device: rank " << step.rank << "'s " << call_ref(step.call) << " receives its signal from rank "
+              << step.peer;
+        else
+          out << "device: rank " << step.rank << "'s " << call_ref(step.call) << " completes (a signal to rank "
+              << step.peer << ")";
+        break;
+      }
       out << "device: send/recv " << step.slot << " on " << world_.comm_name(step.comm) << " from rank " << step.rank
           << " to rank " << step.peer << " completes";
       break;
@@ -93,7 +103,39 @@ std::string Semantics::where_is(const State& s, int rank) const {
   return out;
 }
 
-std::string Semantics::describe_wait(const State& s, int /*rank*/, const Wait& w) const {
+std::vector<int> Semantics::store_holders(const State& s, int rank, const Call& c) const {
+  std::vector<int> out;
+  if (c.kind == OpKind::HostBarrier) {
+    // Members of the barrier not waiting at this key yet.
+    for (int m : c.members_view) {
+      if (m == rank) continue;
+      bool arrived = false;
+      for (const auto& t : s.ranks[static_cast<size_t>(m)].threads)
+        for (const auto& w : t.waits)
+          arrived = arrived || (w.kind == WaitKind::StoreKey && w.slot == static_cast<uint32_t>(c.key));
+      if (!arrived) out.push_back(m);
+    }
+    return out;
+  }
+  // store_wait: the ranks whose programs can set the key.
+  for (const Call& other : world_.calls)
+    if (other.key == c.key && other.rank != rank &&
+        (other.kind == OpKind::StoreSet || other.kind == OpKind::HostBarrier) &&
+        std::find(out.begin(), out.end(), other.rank) == out.end())
+      out.push_back(other.rank);
+  return out;
+}
+
+std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) const {
+  if (w.kind == WaitKind::StoreKey) {
+    const Call& c = world_.calls[w.call];
+    std::string out = "waits at host store key \"" + world_.keys[w.slot] + "\" (count " +
+                      std::to_string(s.store[w.slot]) + ", needs " + std::to_string(w.count) + ")";
+    std::string missing;
+    for (int m : store_holders(s, rank, c))
+      missing += (missing.empty() ? "" : ", ") + ("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
+    return missing.empty() ? out : out + "; not there: " + missing;
+  }
   const auto& comm = world_.comms[w.comm];
   std::string out;
   std::vector<std::string> missing;
@@ -124,6 +166,8 @@ std::string Semantics::describe_wait(const State& s, int /*rank*/, const Wait& w
             std::to_string(w.peer);
       missing.push_back("rank " + std::to_string(w.peer) + " (" + where_is(s, static_cast<int>(w.peer)) + ")");
       break;
+    case WaitKind::StoreKey:
+      break;  // above
     case WaitKind::P2pAny:
       out = "waits for a message from any rank of " + comm.name + " (MPI_ANY_SOURCE)";
       for (int m : comm.members) missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
@@ -213,6 +257,11 @@ std::vector<BlockedCall> Semantics::blocked(const State& s) const {
                                                           : " (not issued: " + where_is(s, m) + ")"));
             }
           b.reason = what + " device slot " + std::to_string(p.slot) + " of " + world_.comm_name(p.comm) + " running";
+        } else if (p.kind == PartKind::SignalWait) {
+          b.reason = what + " running, waits for a signal from rank " + std::to_string(p.peer) + " (" +
+                     where_is(s, p.peer) + ")";
+        } else if (p.kind == PartKind::OneSided) {
+          b.reason = what + " running";
         } else {
           b.reason = what + " running";
           PartKind other = p.kind == PartKind::Send ? PartKind::Recv : PartKind::Send;
@@ -328,6 +377,13 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
                 out.push_back(d);
               }
             break;
+          case WaitKind::StoreKey:
+            d.label = "host store key \"" + world_.keys[w.slot] + "\"";
+            for (int m : store_holders(s, r, world_.calls[w.call])) {
+              d.target_rank = m;
+              out.push_back(d);
+            }
+            break;
           case WaitKind::DevDone:
             d.comm = w.comm;
             d.slot = static_cast<int>(w.slot);
@@ -395,6 +451,12 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
             d.target_stream = stream_of(m, PartKind::Collective, p.comm, p.slot, -1);
             out.push_back(d);
           }
+        } else if (p.kind == PartKind::SignalWait) {
+          d.label = "signal from rank " + std::to_string(p.peer) + " on " + world_.comm_name(p.comm);
+          d.target_rank = p.peer;
+          out.push_back(d);
+        } else if (p.kind == PartKind::OneSided) {
+          continue;  // completes on its own
         } else {
           const PartKind other = p.kind == PartKind::Send ? PartKind::Recv : PartKind::Send;
           if (running_part(s, p.peer, other, p.comm, p.slot, r)) continue;

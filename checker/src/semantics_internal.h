@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <tuple>
 #include <vector>
 
 #include "collmc/checker/semantics.h"
@@ -19,6 +20,17 @@ inline bool has_part(const RankState& rs, int comm) {
       for (const auto& p : e.parts)
         if (!p.done && p.comm == comm) return true;
   return false;
+}
+
+// The rank's point-to-point record with `peer` on `comm`, made when missing (kept sorted by comm, peer).
+inline P2pState& p2p_record(RankState& rs, int comm, int peer) {
+  P2pState key{};
+  key.comm = static_cast<uint16_t>(comm);
+  key.peer = static_cast<uint16_t>(peer);
+  auto less = [](const P2pState& a, const P2pState& b) { return std::tie(a.comm, a.peer) < std::tie(b.comm, b.peer); };
+  auto it = std::lower_bound(rs.p2p.begin(), rs.p2p.end(), key, less);
+  if (it == rs.p2p.end() || it->comm != key.comm || it->peer != key.peer) it = rs.p2p.insert(it, key);
+  return *it;
 }
 
 inline bool streams_empty(const RankState& rs) {

@@ -114,6 +114,8 @@ std::string encode_state(const State& s) {
       w.u(x.sends);
       w.u(x.recvs);
       w.u(x.connect_reached);
+      w.u(x.signals);
+      w.u(x.signals_taken);
     });
     write_vec(w, rk.buffers, [&](const BufferState& b) {
       w.u(b.alloc_call);
@@ -139,6 +141,7 @@ std::string encode_state(const State& s) {
     w.u(c.dev_base);
     write_vec(w, c.dev_open, slot);
   });
+  write_vec(w, s.store, [&](uint32_t v) { w.u(v); });
   return w.take();
 }
 
@@ -190,6 +193,8 @@ State decode_state(std::string_view bytes) {
       x.sends = r.as<uint32_t>();
       x.recvs = r.as<uint32_t>();
       x.connect_reached = r.as<uint8_t>();
+      x.signals = r.as<uint32_t>();
+      x.signals_taken = r.as<uint32_t>();
     });
     read_vec(r, rk.buffers, [&](BufferState& b) {
       b.alloc_call = r.as<uint32_t>();
@@ -215,6 +220,7 @@ State decode_state(std::string_view bytes) {
     c.dev_base = r.as<uint32_t>();
     read_vec(r, c.dev_open, slot);
   });
+  read_vec(r, s.store, [&](uint32_t& v) { v = r.as<uint32_t>(); });
   if (!r.done()) throw std::runtime_error("corrupt state encoding: trailing bytes");
   return s;
 }

@@ -50,10 +50,12 @@ Semantics::Semantics(const model::World& world) : world_(world), control_(compil
     for (const auto& e : control_.nodes[n].edges) {
       bool here = false;
       if (e.kind == ControlEdge::Kind::Call)
-        here = reads_device(world_.calls[static_cast<size_t>(e.call)], world_.knobs.profile);
+        here = reads_device(world_.calls[static_cast<size_t>(e.call)],
+                            world_.profile_of(world_.calls[static_cast<size_t>(e.call)]));
       if (e.kind == ControlEdge::Kind::Group)
         for (int c : control_.groups[static_cast<size_t>(e.group)])
-          here = here || reads_device(world_.calls[static_cast<size_t>(c)], world_.knobs.profile);
+          here = here || reads_device(world_.calls[static_cast<size_t>(c)],
+                                      world_.profile_of(world_.calls[static_cast<size_t>(c)]));
       if (static_cast<size_t>(e.target) >= n) throw std::logic_error("control edge does not lead to a lower node");
       if (here || reads_device_ahead_[static_cast<size_t>(e.target)]) reads_device_ahead_[n] = 1;
     }
@@ -66,7 +68,8 @@ bool Semantics::thread_live(const State& s, int rank, int thread) const {
 
 bool Semantics::step_reads_device(const Step& step) const {
   for (int c : step_calls(step))
-    if (reads_device(world_.calls[static_cast<size_t>(c)], world_.knobs.profile)) return true;
+    if (reads_device(world_.calls[static_cast<size_t>(c)], world_.profile_of(world_.calls[static_cast<size_t>(c)])))
+      return true;
   return false;
 }
 
@@ -107,6 +110,7 @@ State Semantics::initial() const {
     rs.buffers.resize(world_.buffers.size());
   }
   s.comms.resize(world_.comms.size());
+  s.store.resize(world_.keys.size());
   return s;
 }
 
@@ -149,6 +153,8 @@ bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
     }
     case WaitKind::Teardown:
       return s.comms[w.comm].torn_down == world_.comms[w.comm].members.size();
+    case WaitKind::StoreKey:
+      return s.store[w.slot] >= w.count;
     case WaitKind::P2pAny:
       return false;  // a MatchAny step removes it
   }
@@ -186,7 +192,7 @@ bool Semantics::guard_holds(const State& s, int rank, const Call& c, std::string
     case NonblockingWait::None:
       break;
   }
-  switch (model::op_class(c.kind, world_.knobs.profile)) {
+  switch (model::op_class(c.kind, world_.profile_of(c))) {
     case OpClass::DeviceSync:
     case OpClass::LocalAfterSync: {
       bool ok = true;
@@ -340,8 +346,25 @@ std::optional<Violation> Semantics::apply(State& s, const Step& step) const {
     return std::nullopt;
   }
   if (step.kind == StepKind::CompletePair) {
-    complete_part(s, step.rank, PartKind::Send, step.comm, step.slot, step.peer);
-    complete_part(s, step.peer, PartKind::Recv, step.comm, step.slot, step.rank);
+    // One step kind for the three completions between two ranks; the running part tells them apart.
+    if (running_part(s, step.rank, PartKind::OneSided, step.comm, step.slot, step.peer)) {
+      // A put or signal needs nothing of the peer: it completes and counts one signal there.
+      complete_part(s, step.rank, PartKind::OneSided, step.comm, step.slot, step.peer);
+      ++p2p_record(s.ranks[static_cast<size_t>(step.peer)], step.comm, step.rank).signals;
+    } else if (running_part(s, step.rank, PartKind::SignalWait, step.comm, step.slot, step.peer)) {
+      uint64_t count = 0;
+      for (const StreamEntry* e : running_entries(s.ranks[step.rank]))
+        for (const auto& p : e->parts)
+          if (!p.done && p.kind == PartKind::SignalWait && p.comm == step.comm && p.slot == step.slot &&
+              p.peer == step.peer)
+            count = p.count;
+      complete_part(s, step.rank, PartKind::SignalWait, step.comm, step.slot, step.peer);
+      p2p_record(s.ranks[static_cast<size_t>(step.rank)], step.comm, step.peer).signals_taken +=
+          static_cast<uint32_t>(count);
+    } else {
+      complete_part(s, step.rank, PartKind::Send, step.comm, step.slot, step.peer);
+      complete_part(s, step.peer, PartKind::Recv, step.comm, step.slot, step.rank);
+    }
     return std::nullopt;
   }
   auto& rs = s.ranks[step.rank];
@@ -406,6 +429,19 @@ void Semantics::device_steps(const State& s, int r, std::vector<Step>& out) cons
         if (!running_part(s, p.peer, PartKind::Recv, p.comm, p.slot, r)) continue;
         step.kind = StepKind::CompletePair;
         step.peer = p.peer;
+        out.push_back(step);
+      } else if (p.kind == PartKind::OneSided) {
+        // A put or signal needs nothing of the peer: it completes and counts one signal there.
+        step.kind = StepKind::CompletePair;
+        step.peer = p.peer;
+        step.call = static_cast<int32_t>(p.call);
+        out.push_back(step);
+      } else if (p.kind == PartKind::SignalWait) {
+        const P2pState* from = find_p2p(s.ranks[static_cast<size_t>(r)], p.comm, p.peer);
+        if (from == nullptr || from->signals - from->signals_taken < p.count) continue;
+        step.kind = StepKind::CompletePair;
+        step.peer = p.peer;
+        step.call = static_cast<int32_t>(p.call);
         out.push_back(step);
       }
     }

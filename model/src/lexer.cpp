@@ -13,6 +13,8 @@ const char* token_kind_name(TokKind kind) {
       return "an integer";
     case TokKind::Size:
       return "a size";
+    case TokKind::Version:
+      return "a version";
     case TokKind::String:
       return "a string";
     case TokKind::LBrace:
@@ -182,6 +184,14 @@ class Lexer {
       if (value > (max - d) / 10) fail(begin, line_, static_cast<int>(begin - line_start_) + 1, "number too large");
       value = value * 10 + d;
       ++pos_;
+    }
+    // `2.29`, `2.30.7`: a release number (not `0..3`, a rank range).
+    if (pos_ + 1 < s_.size() && s_[pos_] == '.' && std::isdigit(static_cast<unsigned char>(s_[pos_ + 1]))) {
+      while (pos_ < s_.size() &&
+             (std::isdigit(static_cast<unsigned char>(s_[pos_])) ||
+              (s_[pos_] == '.' && pos_ + 1 < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_ + 1])))))
+        ++pos_;
+      return make(TokKind::Version, begin, pos_);
     }
     size_t suffix_begin = pos_;
     while (pos_ < s_.size() && std::isalpha(static_cast<unsigned char>(s_[pos_]))) ++pos_;

@@ -14,6 +14,7 @@ enum class TokKind : uint8_t {
   Name,     // [A-Za-z_][A-Za-z0-9_.]*
   Integer,  // 12
   Size,     // 64KiB (value holds the bytes)
+  Version,  // 2.29 or 2.30.7 (a release number: digits and dots, a dot followed by a digit)
   String,   // "..."
   LBrace,
   RBrace,

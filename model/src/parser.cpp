@@ -176,12 +176,36 @@ class Parser {
     end_of_statement();
   }
 
+  // `2.29` or `2.30.7` (NCCL releases 2.9 and later: minor and patch below 100).
+  uint32_t nccl_version(const Token& tok) {
+    if (!at(TokKind::Version)) fail_at(tok, "an NCCL release such as 2.28 or 2.30.7");
+    advance();
+    std::vector<uint32_t> parts;
+    size_t start = 0;
+    while (start <= tok.text.size()) {
+      const size_t dot = tok.text.find('.', start);
+      const std::string part = tok.text.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      if (part.size() > 3) fail_msg(tok, "NCCL release '" + tok.text + "': a part too large");
+      parts.push_back(static_cast<uint32_t>(std::stoul(part)));
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    if (parts.size() > 3 || parts[0] != 2 || parts[1] >= 100 || (parts.size() == 3 && parts[2] >= 100))
+      fail_msg(tok, "NCCL release '" + tok.text + "': expected 2.MINOR or 2.MINOR.PATCH");
+    return nccl_version_code(parts[0], parts[1], parts.size() == 3 ? parts[2] : 0);
+  }
+
   void set_decl() {
     advance();
     const Token& key_tok = peek();
     std::string key = expect_name("a knob name");
     expect(TokKind::Equals, "'='");
     const Token& val_tok = peek();
+    if (key == "nccl_version") {
+      sc_.knobs.nccl_version = nccl_version(val_tok);
+      end_of_statement();
+      return;
+    }
     std::string val = expect_name("a knob value");
     auto bad = [&](const char* allowed) {
       fail_msg(val_tok, "unknown value '" + val + "' for " + key + ": expected " + allowed);
@@ -215,7 +239,8 @@ class Parser {
       else
         bad("independent or serialized");
     } else {
-      fail_msg(key_tok, "unknown knob '" + key + "': expected profile, comm_mode, runtime_connect or stream_progress");
+      fail_msg(key_tok, "unknown knob '" + key +
+                            "': expected profile, comm_mode, runtime_connect, stream_progress or nccl_version");
     }
     end_of_statement();
   }
@@ -291,9 +316,13 @@ class Parser {
         expect(TokKind::RBrace, "',' or '}'");
         break;
       }
+    } else if (at_name("per_rank")) {
+      advance();
+      decl.per_rank = true;
+      decl.uninit = true;
     } else {
       if (!at(TokKind::LBracket) && !at_name("all"))
-        fail_at(peek(), "a rank set ('[...]' or 'all') or a family ('{[...], ...}')");
+        fail_at(peek(), "a rank set ('[...]' or 'all'), a family ('{[...], ...}') or 'per_rank'");
       add_instance(rank_set("a rank set"));
     }
     while (at(TokKind::Name)) {
@@ -303,8 +332,11 @@ class Parser {
         decl.mode = m.text == "nonblocking" ? CommMode::Nonblocking : CommMode::Blocking;
       } else if (m.text == "uninit") {
         decl.uninit = true;
+      } else if (m.text == "mpi" || m.text == "nccl") {
+        if (decl.profile) fail_msg(m, "communicator library given twice");
+        decl.profile = m.text == "mpi" ? Profile::Mpi : Profile::Nccl;
       } else {
-        fail_at(m, "'blocking', 'nonblocking', 'uninit' or end of statement");
+        fail_at(m, "'blocking', 'nonblocking', 'uninit', 'mpi', 'nccl' or end of statement");
       }
     }
     end_of_statement();
@@ -463,6 +495,13 @@ class Parser {
       s.comm = expect_name("a communicator name");
     };
     auto buffer_name = [&](std::string& into) { into = expect_name("a buffer name"); };
+    auto peer_rank = [&]() {
+      const Token& p = peek();
+      int64_t peer = integer("the peer's world rank");
+      check_rank(p, peer);
+      s.peer = static_cast<int>(peer);
+      s.peer_loc = loc_of(p);
+    };
 
     if (kw.text == "sync") {
       const Token& t = peek();
@@ -477,23 +516,17 @@ class Parser {
     } else {
       auto kind = op_from_keyword(kw.text);
       if (!kind)
-        fail_at(kw,
-                "a statement (alloc, cuda_malloc, free, cuda_free, register, deregister, register_local, "
-                "deregister_local, init, split, finalize, destroy, abort, all_reduce, all_gather, "
-                "reduce_scatter, broadcast, reduce, all_to_all, send, recv, barrier, sync, group, "
-                "any_order, either, maybe, repeat, thread, when)");
+        fail_at(kw, "a statement (" + op_keyword_list() + ", group, any_order, either, maybe, repeat, thread, when)");
       s.op = *kind;
-      switch (s.op) {
-        case OpKind::Alloc:
-        case OpKind::CudaMalloc:
+      switch (op_form(s.op)) {
+        case OpForm::BufferSize:
           buffer_name(s.buffer);
           if (at(TokKind::Integer) || at(TokKind::Size)) s.size = advance().value;
           break;
-        case OpKind::Free:
-        case OpKind::CudaFree:
+        case OpForm::Buffer:
           buffer_name(s.buffer);
           break;
-        case OpKind::Register:
+        case OpForm::Window:
           comm_name();
           buffer_name(s.buffer);
           if (at_name("symmetric")) {
@@ -504,48 +537,40 @@ class Parser {
             s.flag = RegFlag::Default;
           }
           break;
-        case OpKind::Deregister:
-        case OpKind::RegisterLocal:
-        case OpKind::DeregisterLocal:
+        case OpForm::CommBuffer:
           comm_name();
           buffer_name(s.buffer);
           break;
-        case OpKind::Init:
-        case OpKind::Finalize:
-        case OpKind::Destroy:
-        case OpKind::Abort:
+        case OpForm::Comm:
           comm_name();
+          if (s.op == OpKind::Init && (at(TokKind::LBracket) || at_name("all")))
+            s.members = rank_set("the member list this rank passes");
           break;
-        case OpKind::Split:
+        case OpForm::Split:
           comm_name();
           expect(TokKind::Arrow, "'->'");
           s.child_loc = loc_of(peek());
           s.child = expect_name("the child communicator or 'none'");
           if (s.child == "none") s.child.clear();
           break;
-        case OpKind::Barrier:
+        case OpForm::Barrier:
           comm_name();
           call_args(s, false);
           break;
-        case OpKind::Send:
-        case OpKind::Recv: {
+        case OpForm::PointToPoint:
           comm_name();
-          const Token& p = peek();
-          s.peer_loc = loc_of(p);
           if (s.op == OpKind::Recv && at_name("any")) {
             // MPI_ANY_SOURCE: the checker chooses which sender it matches (LANGUAGE.md extension, mpi profile).
+            s.peer_loc = loc_of(peek());
             advance();
             s.any_source = true;
           } else {
-            int64_t peer = integer(s.op == OpKind::Recv ? "the peer's world rank or 'any'" : "the peer's world rank");
-            check_rank(p, peer);
-            s.peer = static_cast<int>(peer);
+            peer_rank();
           }
           buffer_name(s.buffer);
           call_args(s, false);
           break;
-        }
-        default:  // collectives
+        case OpForm::Collective:
           comm_name();
           buffer_name(s.buffer);
           if (at(TokKind::Arrow)) {
@@ -553,6 +578,31 @@ class Parser {
             buffer_name(s.buffer2);
           }
           call_args(s, true);
+          break;
+        case OpForm::PutSignal:
+        case OpForm::Signal: {
+          comm_name();
+          peer_rank();
+          if (op_form(s.op) == OpForm::PutSignal) {
+            buffer_name(s.buffer);
+            expect(TokKind::Arrow, "'->' and the peer's window (a buffer it registered on the comm)");
+            buffer_name(s.buffer2);
+          }
+          call_args(s, false);
+          break;
+        }
+        case OpForm::Key:
+        case OpForm::KeyRanks:
+          s.key_loc = loc_of(peek());
+          if (at(TokKind::String))
+            s.key = advance().text;
+          else
+            s.key = expect_name("a store key (a name or a \"string\")");
+          if (op_form(s.op) == OpForm::KeyRanks && (at(TokKind::LBracket) || at_name("all")))
+            s.members = rank_set("the ranks the barrier waits for");
+          break;
+        case OpForm::SyncStream:
+        case OpForm::SyncDevice:  // `sync` is read above
           break;
       }
     }

@@ -62,6 +62,8 @@ class Printer {
     if (k.comm_mode != defaults.comm_mode) out_ << "set comm_mode = " << comm_mode_name(k.comm_mode) << "\n";
     if (k.runtime_connect != defaults.runtime_connect)
       out_ << "set runtime_connect = " << (k.runtime_connect ? "on" : "off") << "\n";
+    if (k.nccl_version != defaults.nccl_version)
+      out_ << "set nccl_version = " << nccl_version_text(k.nccl_version) << "\n";
     if (k.stream_progress != defaults.stream_progress)
       out_ << "set stream_progress = "
            << (k.stream_progress == StreamProgress::Serialized ? "serialized" : "independent") << "\n";
@@ -75,7 +77,9 @@ class Printer {
       out_ << "comm " << first.decl_name << " = ";
       size_t end = i + 1;
       while (end < w_.comms.size() && w_.comms[end].decl_name == first.decl_name) ++end;
-      if (family) {
+      if (first.per_rank) {
+        out_ << "per_rank";
+      } else if (family) {
         out_ << "{";
         for (size_t j = i; j < end; ++j) out_ << (j > i ? ", " : "") << rank_list_text(w_.comms[j].members);
         out_ << "}";
@@ -83,7 +87,8 @@ class Printer {
         out_ << rank_list_text(first.members);
       }
       if (first.mode != w_.knobs.comm_mode) out_ << " " << comm_mode_name(first.mode);
-      if (first.uninit) out_ << " uninit";
+      if (first.uninit && !first.per_rank) out_ << " uninit";
+      if (first.profile != w_.knobs.profile) out_ << " " << profile_name(first.profile);
       out_ << "\n";
       i = end;
     }
@@ -177,40 +182,42 @@ class Printer {
 std::string print_call(const World& w, const Call& c) {
   const std::string op(op_name(c.kind));
   auto buffer = [&](int b) { return w.buffers[static_cast<size_t>(b)]; };
-  switch (c.kind) {
-    case OpKind::Alloc:
-    case OpKind::CudaMalloc:
+  switch (op_form(c.kind)) {
+    case OpForm::BufferSize:
       return op + " " + buffer(c.buffer) + " " + size_text(c.size);
-    case OpKind::Free:
-    case OpKind::CudaFree:
+    case OpForm::Buffer:
       return op + " " + buffer(c.buffer);
-    case OpKind::Register:
+    case OpForm::Window:
       return op + " " + comm_word(w, c.comm) + " " + buffer(c.buffer) + (c.flag == RegFlag::Default ? " default" : "");
-    case OpKind::Deregister:
-    case OpKind::RegisterLocal:
-    case OpKind::DeregisterLocal:
+    case OpForm::CommBuffer:
       return op + " " + comm_word(w, c.comm) + " " + buffer(c.buffer);
-    case OpKind::Init:
-    case OpKind::Finalize:
-    case OpKind::Destroy:
-    case OpKind::Abort:
-      return op + " " + comm_word(w, c.comm);
-    case OpKind::Split:
+    case OpForm::Comm:
+      return op + " " + comm_word(w, c.comm) + (c.members_view.empty() ? "" : " " + rank_list_text(c.members_view));
+    case OpForm::Split:
       return op + " " + comm_word(w, c.comm) + " -> " + (c.child >= 0 ? comm_word(w, c.child) : "none");
-    case OpKind::Barrier:
+    case OpForm::Barrier:
       return op + " " + comm_word(w, c.comm) + call_args(w, c);
-    case OpKind::Send:
-    case OpKind::Recv:
+    case OpForm::PointToPoint:
       return op + " " + comm_word(w, c.comm) + " " + (c.any_source ? std::string("any") : std::to_string(c.peer)) +
              " " + buffer(c.buffer) + call_args(w, c);
-    case OpKind::SyncStream:
+    case OpForm::SyncStream:
       return "sync " + w.streams[static_cast<size_t>(c.stream)];
-    case OpKind::SyncDevice:
+    case OpForm::SyncDevice:
       return "sync device";
-    default:  // collectives
-      return op + " " + comm_word(w, c.comm) + " " + buffer(c.buffer) +
-             (c.buffer2 >= 0 ? " -> " + buffer(c.buffer2) : "") + call_args(w, c);
+    case OpForm::PutSignal:
+      return op + " " + comm_word(w, c.comm) + " " + std::to_string(c.peer) + " " + buffer(c.buffer) + " -> " +
+             buffer(c.buffer2) + call_args(w, c);
+    case OpForm::Signal:
+      return op + " " + comm_word(w, c.comm) + " " + std::to_string(c.peer) + call_args(w, c);
+    case OpForm::Key:
+      return op + " \"" + w.keys[static_cast<size_t>(c.key)] + "\"";
+    case OpForm::KeyRanks:
+      return op + " \"" + w.keys[static_cast<size_t>(c.key)] + "\" " + rank_list_text(c.members_view);
+    case OpForm::Collective:
+      break;
   }
+  return op + " " + comm_word(w, c.comm) + " " + buffer(c.buffer) + (c.buffer2 >= 0 ? " -> " + buffer(c.buffer2) : "") +
+         call_args(w, c);
 }
 
 std::string print_world(const World& world, const std::string& header) { return Printer(world).run(header); }

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "collmc/model/parser.h"
 #include "collmc/model/world.h"
@@ -55,14 +56,18 @@ class Resolver {
     w_.dtypes.push_back("float32");
     w_.redops.push_back("sum");
     for (const auto& decl : sc_.comms) {
-      for (size_t i = 0; i < decl.instances.size(); ++i) {
+      const std::vector<std::vector<int>> instances =
+          decl.per_rank ? std::vector<std::vector<int>>{per_rank_members(decl)} : decl.instances;
+      for (size_t i = 0; i < instances.size(); ++i) {
         CommInstance c;
         c.id = static_cast<int>(w_.comms.size());
         c.decl_name = decl.name;
         c.instance = static_cast<int>(i);
-        c.members = decl.instances[i];
+        c.members = instances[i];
         c.mode = decl.mode.value_or(sc_.knobs.comm_mode);
         c.uninit = decl.uninit;
+        c.per_rank = decl.per_rank;
+        c.profile = decl.profile.value_or(sc_.knobs.profile);
         c.loc = decl.loc;
         if (decl.family) {
           std::string n = decl.name + "{";
@@ -99,9 +104,11 @@ class Resolver {
       if (body) prog.threads[0].body = top_body(body->body, 0);
       w_.programs.push_back(std::move(prog));
     }
-    if (sc_.knobs.profile == Profile::Mpi) {
-      bool rooted = std::any_of(w_.calls.begin(), w_.calls.end(),
-                                [](const Call& c) { return c.kind == OpKind::Broadcast || c.kind == OpKind::Reduce; });
+    check_put_targets();
+    {
+      const bool rooted = std::any_of(w_.calls.begin(), w_.calls.end(), [&](const Call& c) {
+        return takes_root(c.kind) && w_.profile_of(c) == Profile::Mpi;
+      });
       if (rooted)
         w_.notes.push_back(
             "mpi: broadcast and reduce are assumed to synchronize every member; a real MPI may let "
@@ -162,15 +169,23 @@ class Resolver {
   }
 
   void check_group_member(const Stmt& s) const {
-    OpClass cls = op_class(s.op, sc_.knobs.profile);
+    const Profile profile = stmt_profile(s);
+    OpClass cls = op_class(s.op, profile);
     // In the mpi profile a group may hold send and recv: posted together, waited for together
     // (MPI_Sendrecv, MPI_Isend/MPI_Irecv ... MPI_Waitall).
-    const bool mpi = sc_.knobs.profile == Profile::Mpi;
+    const bool mpi = profile == Profile::Mpi;
     if (cls == OpClass::DeviceSync || cls == OpClass::LocalAfterSync || cls == OpClass::StreamThenSync ||
         (cls == OpClass::HostPair && !mpi))
       throw InputError(s.loc, "'" + std::string(op_name(s.op)) +
                                   "' cannot stand inside 'group': a group holds calls that are issued "
                                   "together (registrations, collectives, send/recv, split, init)");
+  }
+
+  // The profile of a statement's communicator (the knob's when it names none or an unknown one).
+  Profile stmt_profile(const Stmt& s) const {
+    for (const auto& d : sc_.comms)
+      if (d.name == s.comm) return d.profile.value_or(sc_.knobs.profile);
+    return sc_.knobs.profile;
   }
 
   const std::vector<int>& known_comm(const std::string& name, const SourceLoc& loc) const {
@@ -239,6 +254,8 @@ class Resolver {
   void append(ProgramNode& seq, const Stmt& s, int thread, bool in_group) {
     switch (s.kind) {
       case StmtKind::Op: {
+        // `init C [RANKS]` that leaves its caller out joins nothing (torch's new_group on a non-member).
+        if (s.op == OpKind::Init && s.members && !s.members->contains(rank_)) return;
         ProgramNode n;
         n.kind = ProgramNode::Kind::Call;
         n.call = call(s, thread, in_group);
@@ -298,6 +315,59 @@ class Resolver {
       }
       case StmtKind::Thread:
         throw InputError(s.loc, kThreadPlacement);
+    }
+  }
+
+  // A put_signal writes into a window of its target: the target must register that buffer on that comm
+  // somewhere in its program, else NCCL has no window to write into.
+  void check_put_targets() {
+    for (auto& c : w_.calls) {
+      if (c.kind != OpKind::PutSignal || c.peer < 0 || c.comm < 0 || !c.usage_error.empty()) continue;
+      const bool registered = std::any_of(w_.calls.begin(), w_.calls.end(), [&](const Call& r) {
+        return r.kind == OpKind::Register && r.rank == c.peer && r.comm == c.comm && r.buffer == c.buffer2;
+      });
+      if (!registered)
+        usage(c, c.loc,
+              "put_signal into '" + w_.buffers[static_cast<size_t>(c.buffer2)] + "' of rank " + std::to_string(c.peer) +
+                  ", which rank " + std::to_string(c.peer) + " never registers on '" + w_.comm_name(c.comm) + "'");
+    }
+  }
+
+  // Who is in a `per_rank` comm: every rank named by the list of an `init C [..]` whose caller names
+  // itself (joins), over every body a rank runs (its own or `rank *`, `when` decided; the branches
+  // of `either`/`maybe` all count: each may be taken). A rank named only by others never joins: the
+  // joiners wait for it, as ncclCommInitRank does for nranks callers.
+  std::vector<int> per_rank_members(const CommDecl& decl) const {
+    const RankBody* star = nullptr;
+    std::map<int, const RankBody*> own;
+    for (const auto& b : sc_.bodies) {
+      if (b.star) star = &b;
+      for (int r : b.ranks) own[r] = &b;
+    }
+    std::set<int> members;
+    for (int r = 0; r < sc_.ranks; ++r) {
+      const RankBody* body = own.count(r) ? own[r] : star;
+      if (body != nullptr) collect_views(decl.name, body->body, r, members);
+    }
+    if (members.empty())
+      throw InputError(decl.loc, "no rank joins per_rank communicator '" + decl.name + "': write 'init " + decl.name +
+                                     " [RANKS]' in the bodies of its members");
+    return {members.begin(), members.end()};
+  }
+
+  void collect_views(const std::string& comm, const std::vector<Stmt>& body, int rank, std::set<int>& out) const {
+    for (const Stmt& s : body) {
+      if (s.kind == StmtKind::When && !s.when_ranks.contains(rank)) continue;
+      if (s.kind == StmtKind::Op && s.op == OpKind::Init && s.comm == comm) {
+        if (!s.members)
+          throw InputError(s.comm_loc, "'" + comm +
+                                           "' is per_rank: its init needs the member list this rank passes ('init " +
+                                           comm + " [RANKS]')");
+        const std::vector<int> view = s.members->expand(sc_.ranks);
+        if (std::find(view.begin(), view.end(), rank) != view.end()) out.insert(view.begin(), view.end());
+      }
+      collect_views(comm, s.body, rank, out);
+      for (const auto& alt : s.alternatives) collect_views(comm, alt, rank, out);
     }
   }
 
@@ -372,6 +442,26 @@ class Resolver {
       if (c.root >= 0 && !comm.has_member(c.root))
         usage(c, s.args.root_loc, "root " + std::to_string(c.root) + " is not a member of '" + comm.name + "'");
     }
+    if (s.op == OpKind::Init && s.members) c.members_view = s.members->expand(w_.ranks);
+    if (!s.key.empty()) c.key = intern(w_.keys, s.key);
+    if (const uint32_t since = first_nccl_version(s.op); since > sc_.knobs.nccl_version)
+      usage(c, s.loc,
+            std::string(op_info(s.op).nccl_name) + " needs NCCL " + nccl_version_text(since) +
+                " or later; the scenario models " + nccl_version_text(sc_.knobs.nccl_version) + " (set nccl_version)");
+    if (is_one_sided(s.op) && stmt_profile(s) == Profile::Mpi)
+      usage(c, s.loc, "'" + std::string(op_name(s.op)) + "' is an NCCL call; '" + s.comm + "' is an mpi communicator");
+    if (c.peer == rank_ && is_one_sided(s.op)) usage(c, s.peer_loc, "'" + std::string(op_name(s.op)) + "' to itself");
+    if (op_form(s.op) == OpForm::KeyRanks) {
+      c.members_view = s.members ? s.members->expand(w_.ranks) : RankSet{true, {}, {}}.expand(w_.ranks);
+      if (!std::binary_search(c.members_view.begin(), c.members_view.end(), rank_))
+        usage(c, s.key_loc, "rank " + std::to_string(rank_) + " is not among the ranks of its own host_barrier");
+    }
+    if (s.op == OpKind::Init && c.comm >= 0 && w_.comms[static_cast<size_t>(c.comm)].per_rank && !s.members)
+      throw InputError(s.comm_loc, "'" + s.comm +
+                                       "' is per_rank: its init needs the member list this rank passes ('init " +
+                                       s.comm + " [RANKS]')");
+    if (s.op == OpKind::Split && c.child >= 0 && w_.comms[static_cast<size_t>(c.child)].per_rank)
+      throw InputError(s.child_loc, "split cannot create per_rank communicator '" + s.child + "' (only init can)");
     if (s.op == OpKind::Init && c.comm >= 0 && !w_.comms[static_cast<size_t>(c.comm)].uninit)
       usage(c, s.comm_loc, "init of '" + w_.comm_name(c.comm) + "', which already exists (declare it 'uninit')");
     w_.calls.push_back(std::move(c));
@@ -389,6 +479,12 @@ class Resolver {
 };
 
 }  // namespace
+
+bool World::mixed_profiles() const {
+  for (const auto& c : comms)
+    if (c.profile != knobs.profile) return true;
+  return false;
+}
 
 uint64_t World::dtype_size(int dtype) const {
   const std::string& d = dtypes[static_cast<size_t>(dtype)];

@@ -73,6 +73,8 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 std::string exceeds_limits(const ReplayPlan& plan) {
   const model::World& w = *plan.world;
   if (w.ranks > kMaxRanks) return "more than " + std::to_string(kMaxRanks) + " ranks";
+  if (w.keys.size() > static_cast<size_t>(kMaxStoreKeys))
+    return "more than " + std::to_string(kMaxStoreKeys) + " store keys";
   if (w.comms.size() > static_cast<size_t>(kMaxComms))
     return "more than " + std::to_string(kMaxComms) + " communicators";
   for (const auto& threads : plan.ranks)
@@ -148,6 +150,11 @@ ReplayReport run_replay(const ReplayPlan& plan, const ReplayOptions& options, Ba
   std::string refusal;
   report.backend = backend.prepare(plan, refusal, report.notes);
   if (refusal.empty()) refusal = exceeds_limits(plan);
+  if (refusal.empty() && plan.world->mixed_profiles())
+    refusal = "comms of both libraries (mpi and nccl): no backend runs MPI and NCCL in one job yet";
+  if (refusal.empty() && !plan.world->keys.empty() && options.launcher != LauncherKind::Local)
+    refusal = "the host store statements (store_set, store_wait, host_barrier) replay with --launcher local only: "
+              "the TCP store does not mirror the scenario's store yet";
   if (!refusal.empty()) {
     report.outcome = Outcome::Refused;
     report.summary = refusal;

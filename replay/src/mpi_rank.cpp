@@ -281,6 +281,14 @@ class MpiCalls : public RankCalls {
       case OpKind::Barrier:
         mpi(rq ? MPI_Ibarrier(member_comm(c), rq) : MPI_Barrier(member_comm(c)), what + " MPI_Barrier");
         break;
+      case OpKind::StoreSet:
+      case OpKind::StoreWait:
+      case OpKind::HostBarrier:
+        break;  // the host store: the rank runner does it (rank_runner.cpp)
+      case OpKind::PutSignal:
+      case OpKind::Signal:
+      case OpKind::WaitSignal:
+        throw RankFailure(what + ": an NCCL one-sided call has no MPI form");
     }
     if (requests && req != MPI_REQUEST_NULL) requests->push_back(req);
   }

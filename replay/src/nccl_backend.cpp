@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -80,6 +81,13 @@ class NcclBackend : public Backend {
     std::string env = nccl_environment(&gpus);
     if (env.rfind("error", 0) == 0) {
       refusal = env.substr(7);
+      return env;
+    }
+    const bool needs_one_sided =
+        std::any_of(w.calls.begin(), w.calls.end(), [](const model::Call& c) { return model::is_one_sided(c.kind); });
+    if (needs_one_sided && env.find(kOneSidedMark) == std::string::npos) {
+      refusal = "the scenario uses one-sided calls (ncclPutSignal, ncclSignal, ncclWaitSignal), which this NCCL (" +
+                env + ") does not have: they need 2.29 or later (put a newer libnccl.so.2 on LD_LIBRARY_PATH)";
       return env;
     }
     auto assignment = assign_gpus(w, gpus);

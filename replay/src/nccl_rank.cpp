@@ -1,6 +1,7 @@
 // The NCCL backend of a rank process: what each call does, as real CUDA and NCCL calls on its GPU
 // (the turns, progress and threads are the shared rank runner's).
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <nccl.h>
 #include <unistd.h>
 
@@ -18,6 +19,40 @@
 namespace collmc::replay {
 
 namespace {
+
+// NCCL 2.29's one-sided calls, found at run time (dlsym) so that one binary runs against 2.28 (which
+// lacks them: the replay is refused) and against a newer NCCL on LD_LIBRARY_PATH. Signatures from
+// NCCL 2.29+ nccl.h; the descriptor's layout is ncclWaitSignalDesc_t's.
+struct WaitSignalDesc {
+  int opCnt;
+  int peer;
+  int sigIdx;
+  int ctx;
+};
+using PutSignalFn = ncclResult_t (*)(const void*, size_t, ncclDataType_t, int, ncclWindow_t, size_t, int, int,
+                                     unsigned int, ncclComm_t, cudaStream_t);
+using SignalFn = ncclResult_t (*)(int, int, int, unsigned int, ncclComm_t, cudaStream_t);
+using WaitSignalFn = ncclResult_t (*)(int, WaitSignalDesc*, ncclComm_t, cudaStream_t);
+
+struct OneSided {
+  PutSignalFn put_signal = nullptr;
+  SignalFn signal = nullptr;
+  WaitSignalFn wait_signal = nullptr;
+  bool available() const { return put_signal && signal && wait_signal; }
+};
+
+const OneSided& one_sided() {
+  static const OneSided fns = [] {
+    OneSided f;
+    int version = 0;
+    if (ncclGetVersion(&version) != ncclSuccess || version < 22900) return f;
+    f.put_signal = reinterpret_cast<PutSignalFn>(dlsym(RTLD_DEFAULT, "ncclPutSignal"));
+    f.signal = reinterpret_cast<SignalFn>(dlsym(RTLD_DEFAULT, "ncclSignal"));
+    f.wait_signal = reinterpret_cast<WaitSignalFn>(dlsym(RTLD_DEFAULT, "ncclWaitSignal"));
+    return f;
+  }();
+  return fns;
+}
 
 using model::Call;
 using model::OpKind;
@@ -323,6 +358,29 @@ class NcclCalls : public RankCalls {
       case OpKind::SyncDevice:
         cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
         return;
+      case OpKind::PutSignal: {
+        if (!one_sided().available()) throw Failure("ncclPutSignal: this NCCL has no one-sided calls");
+        auto& v = windows_[{c.comm, c.buffer2}];
+        if (v.empty()) throw Failure("put_signal to a window this rank never registered");
+        nccl(one_sided().put_signal(ptr(c.buffer), count_of(c), dtype(c.dtype), comm_rank(c.comm, c.peer), v.back(), 0,
+                                    0, 0, 0, comm, stream),
+             "ncclPutSignal", comm);
+        return;
+      }
+      case OpKind::Signal:
+        if (!one_sided().available()) throw Failure("ncclSignal: this NCCL has no one-sided calls");
+        nccl(one_sided().signal(comm_rank(c.comm, c.peer), 0, 0, 0, comm, stream), "ncclSignal", comm);
+        return;
+      case OpKind::WaitSignal: {
+        if (!one_sided().available()) throw Failure("ncclWaitSignal: this NCCL has no one-sided calls");
+        WaitSignalDesc desc{c.count > 0 ? static_cast<int>(c.count) : 1, comm_rank(c.comm, c.peer), 0, 0};
+        nccl(one_sided().wait_signal(1, &desc, comm, stream), "ncclWaitSignal", comm);
+        return;
+      }
+      case OpKind::StoreSet:
+      case OpKind::StoreWait:
+      case OpKind::HostBarrier:
+        return;  // the host store: the rank runner does it (rank_runner.cpp)
     }
   }
 
@@ -384,7 +442,8 @@ void probe_nccl(char* out, size_t size) {
     std::snprintf(out, size, "error: no usable GPU (%s)", cudaGetErrorString(e));
     return;
   }
-  std::snprintf(out, size, "%d NCCL %d.%d.%d", gpus, version / 10000, (version / 100) % 100, version % 100);
+  std::snprintf(out, size, "%d NCCL %d.%d.%d%s", gpus, version / 10000, (version / 100) % 100, version % 100,
+                one_sided().available() ? kOneSidedMark : "");
 }
 
 }  // namespace collmc::replay

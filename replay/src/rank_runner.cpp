@@ -101,13 +101,40 @@ class Runner {
       shared_->progress.fetch_add(1);
       if (step.turn >= 0) shared_->turn.store(step.turn + 1);  // the call may block: the next turn may go
       const auto t0 = Clock::now();
-      calls_.step(step);
+      if (!host_store(step)) calls_.step(step);
       record(step.calls.front(), std::chrono::duration<double>(Clock::now() - t0).count());
       ts.phase.store(kPhaseReturned);
       shared_->progress.fetch_add(1);
     }
     ts.phase.store(kPhaseDone);
     shared_->progress.fetch_add(1);
+  }
+
+  // The host store's statements run here, for every backend, on the shared block: a real rendezvous
+  // between the rank processes (as a TCPStore is), not a library call. False for any other step.
+  bool host_store(const PlanStep& step) {
+    if (step.group || step.calls.size() != 1) return false;
+    const model::Call& c = plan_.world->calls[static_cast<size_t>(step.calls.front())];
+    const model::OpForm form = model::op_form(c.kind);
+    if (form != model::OpForm::Key && form != model::OpForm::KeyRanks) return false;
+    std::atomic<uint32_t>& value = shared_->store[c.key];
+    uint32_t needed = 1;
+    switch (c.kind) {
+      case model::OpKind::StoreSet:
+        value.fetch_add(1);  // counted like an arrival, as the model does
+        return true;
+      case model::OpKind::HostBarrier:
+        value.fetch_add(1);
+        needed = static_cast<uint32_t>(c.members_view.size());
+        break;
+      default:  // store_wait
+        break;
+    }
+    while (value.load() < needed) {
+      if (shared_->abort.load()) throw RankFailure("aborted");
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    return true;
   }
 
   // The entry is written before the count that publishes it (a store client reads them as they come).

@@ -15,6 +15,7 @@ constexpr int kMaxThreads = 8;
 constexpr int kMaxComms = 256;
 constexpr int kMaxTimings = 512;
 constexpr int kUniqueIdBytes = 128;  // NCCL_UNIQUE_ID_BYTES
+constexpr int kMaxStoreKeys = 256;
 // After the abort a rank process exits on its own timer this long after it began aborting, so its
 // exit never waits on an ncclCommAbort that does not return (a rank stuck in a kernel).
 constexpr double kAbortExitSeconds = 1.0;
@@ -48,6 +49,9 @@ struct SharedBlock {
   std::atomic<int32_t> id_ready[kMaxComms];
   unsigned char ids[kMaxComms][kUniqueIdBytes];
   char library[256];  // the library a rank found ("Open MPI v4.1.4 ..."), written by rank 0
+  // The host key-value store of `store_set`, `store_wait` and `host_barrier` (what c10d's TCPStore is to
+  // a PyTorch job): per key, 0 while unset, else set (1) or the number of barrier arrivals.
+  std::atomic<uint32_t> store[kMaxStoreKeys];
   RankSlot ranks[kMaxRanks];
 };
 

@@ -1,66 +1,36 @@
-// The scenario keyword for each call kind (LANGUAGE.md statements).
+// Call kinds and scenario operations: the same rows of model/operations.def, in the same order.
 #include "collmc/traces/trace.h"
 
 namespace collmc::traces {
 
+namespace {
+constexpr size_t kOperationKinds = static_cast<size_t>(CallKind::GroupStart);
+static_assert(kOperationKinds == model::kOperationCount, "one call kind per operation, then the group delimiters");
+}  // namespace
+
+std::optional<model::OpKind> op_kind_of(CallKind kind) {
+  const auto index = static_cast<size_t>(kind);
+  if (index >= kOperationKinds) return std::nullopt;
+  return model::kOperations[index].kind;
+}
+
+CallKind call_kind_of(model::OpKind op) { return static_cast<CallKind>(static_cast<size_t>(op)); }
+
 const char* call_kind_name(CallKind kind) {
   switch (kind) {
-    case CallKind::CommInit:
-      return "init";
-    case CallKind::CommSplit:
-      return "split";
-    case CallKind::CommFinalize:
-      return "finalize";
-    case CallKind::CommDestroy:
-      return "destroy";
-    case CallKind::CommAbort:
-      return "abort";
-    case CallKind::WindowRegister:
-      return "register";
-    case CallKind::WindowDeregister:
-      return "deregister";
-    case CallKind::LocalRegister:
-      return "register_local";
-    case CallKind::LocalDeregister:
-      return "deregister_local";
-    case CallKind::MemAlloc:
-      return "alloc";
-    case CallKind::MemFree:
-      return "free";
-    case CallKind::CudaMalloc:
-      return "cuda_malloc";
-    case CallKind::CudaFree:
-      return "cuda_free";
-    case CallKind::AllReduce:
-      return "all_reduce";
-    case CallKind::AllGather:
-      return "all_gather";
-    case CallKind::ReduceScatter:
-      return "reduce_scatter";
-    case CallKind::Broadcast:
-      return "broadcast";
-    case CallKind::Reduce:
-      return "reduce";
-    case CallKind::AllToAll:
-      return "all_to_all";
-    case CallKind::Barrier:
-      return "barrier";
-    case CallKind::Send:
-      return "send";
-    case CallKind::Recv:
-      return "recv";
     case CallKind::GroupStart:
       return "group_start";
     case CallKind::GroupEnd:
       return "group_end";
-    case CallKind::StreamSync:
-      return "sync";
-    case CallKind::DeviceSync:
-      return "sync device";
     case CallKind::Other:
       return "other";
+    case CallKind::DeviceSync:
+      return "sync device";  // the one keyword written with its argument: `sync` alone is a stream
+    default:
+      break;
   }
-  return "other";
+  auto op = op_kind_of(kind);
+  return op ? model::op_name(*op).data() : "other";
 }
 
 }  // namespace collmc::traces

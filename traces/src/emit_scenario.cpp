@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "collmc/model/operations.h"
+#include "collmc/model/world.h"
 #include "collmc/traces/trace.h"
 
 namespace collmc::traces {
@@ -49,65 +50,10 @@ std::string sanitize(const std::string& s, const std::string& prefix, size_t max
   return out;
 }
 
-std::optional<OpKind> op_kind(CallKind k) {
-  switch (k) {
-    case CallKind::CommInit:
-      return OpKind::Init;
-    case CallKind::CommSplit:
-      return OpKind::Split;
-    case CallKind::CommFinalize:
-      return OpKind::Finalize;
-    case CallKind::CommDestroy:
-      return OpKind::Destroy;
-    case CallKind::CommAbort:
-      return OpKind::Abort;
-    case CallKind::WindowRegister:
-      return OpKind::Register;
-    case CallKind::WindowDeregister:
-      return OpKind::Deregister;
-    case CallKind::LocalRegister:
-      return OpKind::RegisterLocal;
-    case CallKind::LocalDeregister:
-      return OpKind::DeregisterLocal;
-    case CallKind::MemAlloc:
-      return OpKind::Alloc;
-    case CallKind::MemFree:
-      return OpKind::Free;
-    case CallKind::CudaMalloc:
-      return OpKind::CudaMalloc;
-    case CallKind::CudaFree:
-      return OpKind::CudaFree;
-    case CallKind::AllReduce:
-      return OpKind::AllReduce;
-    case CallKind::AllGather:
-      return OpKind::AllGather;
-    case CallKind::ReduceScatter:
-      return OpKind::ReduceScatter;
-    case CallKind::Broadcast:
-      return OpKind::Broadcast;
-    case CallKind::Reduce:
-      return OpKind::Reduce;
-    case CallKind::AllToAll:
-      return OpKind::AllToAll;
-    case CallKind::Barrier:
-      return OpKind::Barrier;
-    case CallKind::Send:
-      return OpKind::Send;
-    case CallKind::Recv:
-      return OpKind::Recv;
-    case CallKind::StreamSync:
-      return OpKind::SyncStream;
-    case CallKind::DeviceSync:
-      return OpKind::SyncDevice;
-    default:
-      return std::nullopt;
-  }
-}
-
 // As the resolver's check_group_member: in the mpi profile a group may hold send and recv (MPI_Sendrecv,
 // nonblocking exchanges completed together).
 bool allowed_in_group(CallKind k, model::Profile profile) {
-  auto op = op_kind(k);
+  auto op = op_kind_of(k);
   if (!op) return true;
   OpClass cls = model::op_class(*op, profile);
   return !(cls == OpClass::DeviceSync || cls == OpClass::LocalAfterSync || cls == OpClass::StreamThenSync ||
@@ -150,6 +96,13 @@ class Emitter {
     std::string clean;
     for (char c : comment_text(name)) clean += (c == '"' || c == '\\') ? '\'' : c;
     out_ << "name \"" << clean << "\"\n";
+    // Calls that exist only from some NCCL release on: the scenario models that release.
+    uint32_t since = 0;
+    for (const auto& [r, rank] : trace_.ranks)
+      for (const auto& t : rank.threads)
+        for (const auto& c : t.calls)
+          if (auto op = op_kind_of(c.kind)) since = std::max(since, model::first_nccl_version(*op));
+    if (since > model::kCalibratedNcclVersion) out_ << "set nccl_version = " << model::nccl_version_text(since) << "\n";
     if (trace_.mpi) out_ << "set profile = mpi\n";
     out_ << "\n";
   }
@@ -394,6 +347,16 @@ class Emitter {
   std::string statement(int r, const Call& c, std::string& reason) const {
     const char* kw = call_kind_name(c.kind);
     auto comm = [&]() { return comm_name(c.comm, r, reason); };
+    // "KEYWORD COMM PEER" of a call with a peer, or "" (with the reason) when either is unknown.
+    auto comm_and_peer = [&]() -> std::string {
+      std::string n = comm();
+      if (n.empty()) return "";
+      if (!valid_rank(c.peer)) {
+        reason = std::string(kw) + " without a known peer";
+        return "";
+      }
+      return std::string(kw) + " " + n + " " + std::to_string(*c.peer);
+    };
     switch (c.kind) {
       case CallKind::CommInit:
       case CallKind::CommFinalize:
@@ -439,9 +402,9 @@ class Emitter {
       case CallKind::AllToAll: {
         std::string n = comm();
         if (n.empty()) return "";
-        bool reduction =
-            c.kind == CallKind::AllReduce || c.kind == CallKind::Reduce || c.kind == CallKind::ReduceScatter;
-        bool rooted = c.kind == CallKind::Broadcast || c.kind == CallKind::Reduce;
+        const model::OpKind op = *op_kind_of(c.kind);
+        const bool reduction = model::takes_redop(op);
+        const bool rooted = model::takes_root(op);
         std::string s = std::string(kw) + " " + n + " " + buffer(c.buffer);
         if (!c.recv_buffer.empty() && c.recv_buffer != c.buffer) s += " -> " + buffer(c.recv_buffer);
         return s + args(c, reduction, rooted);
@@ -452,21 +415,44 @@ class Emitter {
       }
       case CallKind::Send:
       case CallKind::Recv: {
-        std::string n = comm();
-        if (n.empty()) return "";
-        if (c.kind == CallKind::Recv && c.any_source && trace_.mpi)
-          return "recv " + n + " any " + buffer(c.buffer) + args(c, false, false);
-        if (!valid_rank(c.peer)) {
-          reason = std::string(kw) + " without a known peer";
-          return "";
+        if (c.kind == CallKind::Recv && c.any_source && trace_.mpi) {
+          std::string n = comm();
+          return n.empty() ? "" : "recv " + n + " any " + buffer(c.buffer) + args(c, false, false);
         }
-        return std::string(kw) + " " + n + " " + std::to_string(*c.peer) + " " + buffer(c.buffer) +
-               args(c, false, false);
+        const std::string head = comm_and_peer();
+        return head.empty() ? "" : head + " " + buffer(c.buffer) + args(c, false, false);
       }
       case CallKind::StreamSync:
         return "sync " + (c.stream.empty() || c.stream == "main" ? std::string("main") : sanitize(c.stream, "s_"));
       case CallKind::DeviceSync:
         return "sync device";
+      case CallKind::PutSignal:
+      case CallKind::Signal:
+      case CallKind::WaitSignal: {
+        std::string s = comm_and_peer();
+        if (s.empty()) return "";
+        if (c.kind == CallKind::PutSignal) {
+          if (c.recv_buffer.empty()) {
+            reason = "put_signal to a window the trace never saw registered";
+            return "";
+          }
+          return s + " " + buffer(c.buffer) + " -> " + buffer(c.recv_buffer) + args(c, false, false);
+        }
+        if (c.kind == CallKind::WaitSignal && c.count) s += " count=" + std::to_string(*c.count);
+        if (!c.stream.empty() && c.stream != "main") s += " on " + sanitize(c.stream, "s_");
+        return s;
+      }
+      case CallKind::StoreSet:
+      case CallKind::StoreWait:
+      case CallKind::HostBarrier: {
+        if (c.key.empty() || c.key.find_first_of("\"\n") != std::string::npos) {
+          reason = std::string(kw) + " without a key the language can write";
+          return "";
+        }
+        std::string s = std::string(kw) + " \"" + c.key + "\"";
+        if (c.kind == CallKind::HostBarrier && !c.members.empty()) s += " " + model::rank_list_text(c.members);
+        return s;
+      }
       case CallKind::GroupStart:
       case CallKind::GroupEnd:
         return "";

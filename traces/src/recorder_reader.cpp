@@ -22,6 +22,49 @@ constexpr const char* kNcclFormat = "collmc-recorder";     // libcollmc_record.s
 constexpr const char* kMpiFormat = "collmc-mpi-recorder";  // libcollmc_record_mpi.so
 constexpr int64_t kNcclInProgress = 7;
 constexpr int64_t kSplitNoColor = -1;
+
+// What the reader makes of a recorded function: the call kind, and for entry points that are no
+// operation of their own, what becomes of them.
+enum class Recorded {
+  Operation,   // the call kind's operation (its arguments read by the kind)
+  GroupStart,  // ncclGroupStart / ncclGroupEnd: delimit what is issued together
+  GroupEnd,
+  Ignored,     // local and naming nothing a scenario needs (ncclGetUniqueId)
+  Unmodelled,  // no statement for it: an Other call, with a note said once
+};
+
+struct RecordedName {
+  CallKind kind = CallKind::Other;
+  Recorded what = Recorded::Unmodelled;
+  const char* note = nullptr;  // Unmodelled: what the scenario then lacks
+};
+
+// Every recorded name: operations.def's NCCL and CUDA names, then the entry points that are another
+// form of an operation or none.
+const std::map<std::string, RecordedName, std::less<>>& recorded_names() {
+  static const auto names = [] {
+    std::map<std::string, RecordedName, std::less<>> m;
+    for (const model::OpInfo& op : model::kOperations)
+      if (!op.nccl_name.empty())
+        m.emplace(std::string(op.nccl_name), RecordedName{call_kind_of(op.kind), Recorded::Operation});
+    m.emplace("ncclCommInitRankConfig", RecordedName{CallKind::CommInit, Recorded::Operation});
+    m.emplace("ncclCommInitRankScalable", RecordedName{CallKind::CommInit, Recorded::Operation});
+    m.emplace("ncclBcast", RecordedName{CallKind::Broadcast, Recorded::Operation});
+    m.emplace("ncclGroupStart", RecordedName{CallKind::GroupStart, Recorded::GroupStart});
+    m.emplace("ncclGroupEnd", RecordedName{CallKind::GroupEnd, Recorded::GroupEnd});
+    m.emplace("ncclGetUniqueId", RecordedName{CallKind::Other, Recorded::Ignored});
+    m.emplace(
+        "ncclCommInitAll",
+        RecordedName{CallKind::Other, Recorded::Unmodelled,
+                     "ncclCommInitAll (several ranks in one process) is not modelled; its communicators are unknown"});
+    m.emplace("ncclCommShrink",
+              RecordedName{CallKind::Other, Recorded::Unmodelled,
+                           "ncclCommShrink is not modelled; calls on the shrunk communicator name a communicator of "
+                           "its own"});
+    return m;
+  }();
+  return names;
+}
 // More ranks than a scenario is checked with: a trace that claims them is refused, not emitted.
 constexpr int64_t kMaxWorld = 4096;
 
@@ -373,133 +416,161 @@ class Assembler {
       c.stream = stream_name(st, ptr_field(p, in, "stream"));
     };
 
-    if (name == "ncclGetUniqueId") return std::nullopt;  // local, names nothing the scenario needs
-    if (name == "ncclCommInitRank" || name == "ncclCommInitRankConfig" || name == "ncclCommInitRankScalable") {
-      c.kind = CallKind::CommInit;
-      c.comm = "uid:" + hex(ptr_field(p, in, "uid"));
-      auto& info = comm_info(c.comm, CommOrigin::Init);
-      info.members.push_back(Membership{p, int_field(p, in, "rank"), int_field(p, in, "nranks"), 0});
-      if (ok) st.comm_of_ptr[ptr_field(p, out, "comm")] = c.comm;
-      if (field(in, "blocking") != nullptr && int_field(p, in, "blocking") == 0)
-        note_once("nonblocking communicators are modelled as blocking ones (" + c.comm + ")");
-    } else if (name == "ncclCommSplit") {
-      c.kind = CallKind::CommSplit;
-      c.comm = comm_of(p, st, ptr_field(p, in, "comm"), in);
-      const int n = st.splits_on[c.comm]++;
-      const int64_t color = int_field(p, in, "color");
-      if (color != kSplitNoColor) {
-        c.child_comm = c.comm + "/split" + std::to_string(n) + ".color" + std::to_string(color);
-        auto& info = comm_info(c.child_comm, CommOrigin::Split);
-        info.comm.parent = c.comm;
-        info.comm.split_color = color;
-        int64_t rank = -1, nranks = -1;
-        if (out != nullptr) {
-          rank = int_field(p, out, "rank");
-          nranks = int_field(p, out, "nranks");
-        }
-        info.members.push_back(Membership{p, rank, nranks, int_field(p, in, "key")});
-        if (ok) st.comm_of_ptr[ptr_field(p, out, "newcomm")] = c.child_comm;
-      }
-    } else if (name == "ncclCommFinalize" || name == "ncclCommDestroy" || name == "ncclCommAbort") {
-      c.kind = name == "ncclCommFinalize"  ? CallKind::CommFinalize
-               : name == "ncclCommDestroy" ? CallKind::CommDestroy
-                                           : CallKind::CommAbort;
-      const uint64_t ptr = ptr_field(p, in, "comm");
-      c.comm = comm_of(p, st, ptr, in);
-      // The handle is gone; NCCL may hand the same address to a later communicator.
-      if (c.kind != CallKind::CommFinalize && out != nullptr) st.comm_of_ptr.erase(ptr);
-    } else if (name == "ncclCommWindowRegister" || name == "ncclCommRegister") {
-      const bool window = name == "ncclCommWindowRegister";
-      c.kind = window ? CallKind::WindowRegister : CallKind::LocalRegister;
-      c.comm = comm_of(p, st, ptr_field(p, in, "comm"), in);
-      c.buffer = buffer_name(st, ptr_field(p, in, "buff"));
-      c.bytes = static_cast<uint64_t>(int_field(p, in, "size"));
-      if (window) c.symmetric = (int_field(p, in, "flags") & 1) != 0;
-      if (ok)
-        (window ? st.window_buffer : st.local_buffer)[{c.comm, ptr_field(p, out, window ? "win" : "handle")}] =
-            c.buffer;
-    } else if (name == "ncclCommWindowDeregister" || name == "ncclCommDeregister") {
-      const bool window = name == "ncclCommWindowDeregister";
-      c.kind = window ? CallKind::WindowDeregister : CallKind::LocalDeregister;
-      c.comm = comm_of(p, st, ptr_field(p, in, "comm"), in);
-      auto& handles = window ? st.window_buffer : st.local_buffer;
-      auto h = handles.find({c.comm, ptr_field(p, in, window ? "win" : "handle")});
-      if (h == handles.end()) {
-        c.kind = CallKind::Other;
-        c.detail += ": a handle the trace never saw registered";
-      } else {
-        c.buffer = h->second;
-        if (out != nullptr) handles.erase(h);
-      }
-    } else if (name == "ncclMemAlloc" || name == "cudaMalloc") {
-      c.kind = name == "ncclMemAlloc" ? CallKind::MemAlloc : CallKind::CudaMalloc;
-      c.bytes = static_cast<uint64_t>(int_field(p, in, "size"));
-      if (!ok) {
-        c.kind = CallKind::Other;  // no buffer came of it
-        if (out == nullptr) c.detail += " (never returned)";
-      } else {
-        c.buffer = new_allocation(st, ptr_field(p, out, "ptr"), c.bytes);
-      }
-    } else if (name == "ncclMemFree" || name == "cudaFree") {
-      c.kind = name == "ncclMemFree" ? CallKind::MemFree : CallKind::CudaFree;
-      const uint64_t ptr = ptr_field(p, in, "ptr");
-      if (ptr == 0) {
-        // cudaFree(nullptr) is how programs make the CUDA context; it frees nothing.
+    const auto& names = recorded_names();
+    const auto known = names.find(name);
+    const RecordedName how = known != names.end() ? known->second : RecordedName{};
+    c.kind = how.kind;
+    switch (how.what) {
+      case Recorded::Ignored:
         return std::nullopt;
-      }
-      c.buffer = buffer_name(st, ptr);
-      if (out != nullptr) st.allocations.erase(ptr);
-    } else if (name == "ncclAllReduce") {
-      collective(CallKind::AllReduce, true, false);
-    } else if (name == "ncclAllGather") {
-      collective(CallKind::AllGather, false, false);
-    } else if (name == "ncclReduceScatter") {
-      collective(CallKind::ReduceScatter, true, false);
-    } else if (name == "ncclBroadcast" || name == "ncclBcast") {
-      collective(CallKind::Broadcast, false, true);
-    } else if (name == "ncclReduce") {
-      collective(CallKind::Reduce, true, true);
-    } else if (name == "ncclAlltoAll") {
-      collective(CallKind::AllToAll, false, false);
-    } else if (name == "ncclSend" || name == "ncclRecv") {
-      const bool send = name == "ncclSend";
-      c.kind = send ? CallKind::Send : CallKind::Recv;
-      c.comm = comm_of(p, st, ptr_field(p, in, "comm"), in);
-      c.buffer = buffer_name(st, ptr_field(p, in, send ? "sendbuff" : "recvbuff"));
-      c.count = static_cast<uint64_t>(int_field(p, in, "count"));
-      c.dtype = string_field(p, in, "dtype");
-      if (c.dtype == "unknown") c.dtype.clear();
-      pc.peer_comm_rank = int_field(p, in, "peer");
-      c.stream = stream_name(st, ptr_field(p, in, "stream"));
-    } else if (name == "ncclGroupStart" || name == "ncclGroupEnd") {
-      // NCCL groups nest; only the outermost start and end delimit what is issued together.
-      int& depth = st.group_depth[tid];
-      if (name == "ncclGroupStart") {
-        if (depth++ > 0) return std::nullopt;
-        c.kind = CallKind::GroupStart;
-      } else {
-        if (depth == 0) {
+      case Recorded::Unmodelled:
+        // ncclGather, ncclScatter and anything newer than the table: no statement for it.
+        if (how.note != nullptr) note_once(how.note);
+        return pc;
+      case Recorded::GroupStart:
+      case Recorded::GroupEnd: {
+        // NCCL groups nest; only the outermost start and end delimit what is issued together.
+        int& depth = st.group_depth[tid];
+        if (how.what == Recorded::GroupStart) {
+          if (depth++ > 0) return std::nullopt;
+        } else if (depth == 0) {
           c.kind = CallKind::Other;
           c.detail += " without a group start";
         } else if (--depth > 0) {
           return std::nullopt;
-        } else {
-          c.kind = CallKind::GroupEnd;
         }
+        return pc;
       }
-    } else if (name == "cudaStreamSynchronize") {
-      c.kind = CallKind::StreamSync;
-      c.stream = stream_name(st, ptr_field(p, in, "stream"));
-    } else if (name == "cudaDeviceSynchronize") {
-      c.kind = CallKind::DeviceSync;
-    } else {
-      // ncclCommInitAll, ncclCommShrink, ncclGather, ncclScatter and anything newer: no statement for it.
-      c.kind = CallKind::Other;
-      if (name == "ncclCommInitAll")
-        note_once("ncclCommInitAll (several ranks in one process) is not modelled; its communicators are unknown");
-      if (name == "ncclCommShrink") {
-        note_once("ncclCommShrink is not modelled; calls on the shrunk communicator name a communicator of its own");
+      case Recorded::Operation:
+        break;
+    }
+    const model::OpKind op = *op_kind_of(c.kind);
+    switch (model::op_form(op)) {
+      case model::OpForm::Collective:
+        collective(c.kind, model::takes_redop(op), model::takes_root(op));
+        return pc;
+      case model::OpForm::PutSignal:
+      case model::OpForm::Signal: {
+        // One-sided (NCCL 2.29+): the peer, the local buffer, the window the put writes into (named by the
+        // buffer this rank registered it with), the number of signals a wait waits for.
+        c.comm = comm_of(p, st, ptr_field(p, in, "comm"), in);
+        pc.peer_comm_rank = int_field(p, in, "peer");
+        c.stream = stream_name(st, ptr_field(p, in, "stream"));
+        if (c.kind == CallKind::PutSignal) {
+          c.buffer = buffer_name(st, ptr_field(p, in, "sendbuff"));
+          c.count = static_cast<uint64_t>(int_field(p, in, "count"));
+          c.dtype = string_field(p, in, "dtype");
+          if (c.dtype == "unknown") c.dtype.clear();
+          auto w = st.window_buffer.find({c.comm, ptr_field(p, in, "win")});
+          if (w != st.window_buffer.end()) c.recv_buffer = w->second;
+        } else if (c.kind == CallKind::WaitSignal && field(in, "ops") != nullptr) {
+          c.count = static_cast<uint64_t>(int_field(p, in, "ops"));
+        }
+        return pc;
       }
+      case model::OpForm::PointToPoint: {
+        const bool send = c.kind == CallKind::Send;
+        c.comm = comm_of(p, st, ptr_field(p, in, "comm"), in);
+        c.buffer = buffer_name(st, ptr_field(p, in, send ? "sendbuff" : "recvbuff"));
+        c.count = static_cast<uint64_t>(int_field(p, in, "count"));
+        c.dtype = string_field(p, in, "dtype");
+        if (c.dtype == "unknown") c.dtype.clear();
+        pc.peer_comm_rank = int_field(p, in, "peer");
+        c.stream = stream_name(st, ptr_field(p, in, "stream"));
+        return pc;
+      }
+      default:
+        break;
+    }
+    switch (c.kind) {
+      case CallKind::CommInit: {
+        c.comm = "uid:" + hex(ptr_field(p, in, "uid"));
+        auto& info = comm_info(c.comm, CommOrigin::Init);
+        info.members.push_back(Membership{p, int_field(p, in, "rank"), int_field(p, in, "nranks"), 0});
+        if (ok) st.comm_of_ptr[ptr_field(p, out, "comm")] = c.comm;
+        if (field(in, "blocking") != nullptr && int_field(p, in, "blocking") == 0)
+          note_once("nonblocking communicators are modelled as blocking ones (" + c.comm + ")");
+        break;
+      }
+      case CallKind::CommSplit: {
+        c.comm = comm_of(p, st, ptr_field(p, in, "comm"), in);
+        const int n = st.splits_on[c.comm]++;
+        const int64_t color = int_field(p, in, "color");
+        if (color != kSplitNoColor) {
+          c.child_comm = c.comm + "/split" + std::to_string(n) + ".color" + std::to_string(color);
+          auto& info = comm_info(c.child_comm, CommOrigin::Split);
+          info.comm.parent = c.comm;
+          info.comm.split_color = color;
+          int64_t rank = -1, nranks = -1;
+          if (out != nullptr) {
+            rank = int_field(p, out, "rank");
+            nranks = int_field(p, out, "nranks");
+          }
+          info.members.push_back(Membership{p, rank, nranks, int_field(p, in, "key")});
+          if (ok) st.comm_of_ptr[ptr_field(p, out, "newcomm")] = c.child_comm;
+        }
+        break;
+      }
+      case CallKind::CommFinalize:
+      case CallKind::CommDestroy:
+      case CallKind::CommAbort: {
+        const uint64_t ptr = ptr_field(p, in, "comm");
+        c.comm = comm_of(p, st, ptr, in);
+        // The handle is gone; NCCL may hand the same address to a later communicator.
+        if (c.kind != CallKind::CommFinalize && out != nullptr) st.comm_of_ptr.erase(ptr);
+        break;
+      }
+      case CallKind::WindowRegister:
+      case CallKind::LocalRegister: {
+        const bool window = c.kind == CallKind::WindowRegister;
+        c.comm = comm_of(p, st, ptr_field(p, in, "comm"), in);
+        c.buffer = buffer_name(st, ptr_field(p, in, "buff"));
+        c.bytes = static_cast<uint64_t>(int_field(p, in, "size"));
+        if (window) c.symmetric = (int_field(p, in, "flags") & 1) != 0;
+        if (ok)
+          (window ? st.window_buffer : st.local_buffer)[{c.comm, ptr_field(p, out, window ? "win" : "handle")}] =
+              c.buffer;
+        break;
+      }
+      case CallKind::WindowDeregister:
+      case CallKind::LocalDeregister: {
+        const bool window = c.kind == CallKind::WindowDeregister;
+        c.comm = comm_of(p, st, ptr_field(p, in, "comm"), in);
+        auto& handles = window ? st.window_buffer : st.local_buffer;
+        auto h = handles.find({c.comm, ptr_field(p, in, window ? "win" : "handle")});
+        if (h == handles.end()) {
+          c.kind = CallKind::Other;
+          c.detail += ": a handle the trace never saw registered";
+        } else {
+          c.buffer = h->second;
+          if (out != nullptr) handles.erase(h);
+        }
+        break;
+      }
+      case CallKind::MemAlloc:
+      case CallKind::CudaMalloc:
+        c.bytes = static_cast<uint64_t>(int_field(p, in, "size"));
+        if (!ok) {
+          c.kind = CallKind::Other;  // no buffer came of it
+          if (out == nullptr) c.detail += " (never returned)";
+        } else {
+          c.buffer = new_allocation(st, ptr_field(p, out, "ptr"), c.bytes);
+        }
+        break;
+      case CallKind::MemFree:
+      case CallKind::CudaFree: {
+        const uint64_t ptr = ptr_field(p, in, "ptr");
+        // cudaFree(nullptr) is how programs make the CUDA context; it frees nothing.
+        if (ptr == 0) return std::nullopt;
+        c.buffer = buffer_name(st, ptr);
+        if (out != nullptr) st.allocations.erase(ptr);
+        break;
+      }
+      case CallKind::StreamSync:
+        c.stream = stream_name(st, ptr_field(p, in, "stream"));
+        break;
+      default:  // sync device: nothing to read
+        break;
     }
     return pc;
   }

@@ -4,73 +4,47 @@
 // statically, as nvcc does by default and NCCL itself does, calls its own copy.
 #include <cuda_runtime_api.h>
 
-#include "call_record.h"
-#include "real_symbols.h"
+#include "hook.h"
 
-using collmc::recorder::CallRecord;
+using collmc::model::OpKind;
+using collmc::recorder::JsonLine;
 using collmc::recorder::Library;
-using collmc::recorder::report_missing;
-
-#define REAL_CUDART(fn) COLLMC_REAL(fn, Library::Cudart)
+using collmc::recorder::no_fields;
+using collmc::recorder::recorded_name;
 
 namespace {
-cudaError_t missing(const char* name) {
-  report_missing(name);
-  return cudaErrorSharedObjectSymbolNotFound;
+
+// One CUDA runtime interposer (hook.h).
+template <auto Self, class WriteArgs, class WriteOutputs, class... Args>
+cudaError_t cuda_call(OpKind op, WriteArgs&& write_args, WriteOutputs&& write_outputs, Args... args) {
+  return collmc::recorder::record_call<Self>(recorded_name(op), Library::Cudart, cudaErrorSharedObjectSymbolNotFound,
+                                             write_args, write_outputs, args...);
 }
+
+void no_outputs(JsonLine&, cudaError_t) {}
+
 }  // namespace
 
 #pragma GCC visibility push(default)
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  auto real = REAL_CUDART(cudaStreamSynchronize);
-  if (real == nullptr) return missing("cudaStreamSynchronize");
-  CallRecord rec("cudaStreamSynchronize");
-  if (!rec.active()) return real(stream);
-  rec.args().ptr("stream", stream);
-  rec.entered();
-  cudaError_t r = real(stream);
-  rec.result(r);
-  rec.returned();
-  return r;
+  return cuda_call<&cudaStreamSynchronize>(
+      OpKind::SyncStream, [&](JsonLine& in) { in.ptr("stream", stream); }, no_outputs, stream);
 }
 
 cudaError_t cudaDeviceSynchronize(void) {
-  auto real = REAL_CUDART(cudaDeviceSynchronize);
-  if (real == nullptr) return missing("cudaDeviceSynchronize");
-  CallRecord rec("cudaDeviceSynchronize");
-  if (!rec.active()) return real();
-  rec.entered();
-  cudaError_t r = real();
-  rec.result(r);
-  rec.returned();
-  return r;
+  return cuda_call<&cudaDeviceSynchronize>(OpKind::SyncDevice, no_fields, no_outputs);
 }
 
 cudaError_t cudaFree(void* devPtr) {
-  auto real = REAL_CUDART(cudaFree);
-  if (real == nullptr) return missing("cudaFree");
-  CallRecord rec("cudaFree");
-  if (!rec.active()) return real(devPtr);
-  rec.args().ptr("ptr", devPtr);
-  rec.entered();
-  cudaError_t r = real(devPtr);
-  rec.result(r);
-  rec.returned();
-  return r;
+  return cuda_call<&cudaFree>(
+      OpKind::CudaFree, [&](JsonLine& in) { in.ptr("ptr", devPtr); }, no_outputs, devPtr);
 }
 
 cudaError_t cudaMalloc(void** devPtr, size_t size) {
-  auto real = REAL_CUDART(cudaMalloc);
-  if (real == nullptr) return missing("cudaMalloc");
-  CallRecord rec("cudaMalloc");
-  if (!rec.active()) return real(devPtr, size);
-  rec.args().u64("size", size);
-  rec.entered();
-  cudaError_t r = real(devPtr, size);
-  rec.result(r).ptr("ptr", devPtr != nullptr ? *devPtr : nullptr);
-  rec.returned();
-  return r;
+  return cuda_call<&cudaMalloc>(
+      OpKind::CudaMalloc, [&](JsonLine& in) { in.u64("size", size); },
+      [devPtr](JsonLine& out, cudaError_t) { out.ptr("ptr", devPtr != nullptr ? *devPtr : nullptr); }, devPtr, size);
 }
 
 #pragma GCC visibility pop

@@ -1,32 +1,60 @@
-// The NCCL 2.28 API as the recorder sees it: each interposer writes an entry line with the arguments,
-// calls the real function, and writes a return line with the result code and the outputs.
-// Signatures come from nccl.h; nothing here links NCCL.
+// The NCCL API as the recorder sees it: each interposer writes an entry line with the arguments, calls
+// the real function, and writes a return line with the result code and the outputs (hook.h does it for
+// all of them). Signatures come from nccl.h (2.28 here); the calls NCCL added later (2.29's one-sided
+// operations, 2.30's revoke and grow) are declared below when the header predates them, so the same
+// recorder records them in programs linked against a newer NCCL. Nothing here links NCCL.
 #include <nccl.h>
 
 #include <climits>
 
-#include "call_record.h"
+#include "hook.h"
 #include "nccl_names.h"
-#include "real_symbols.h"
 
-using collmc::recorder::CallRecord;
+using collmc::model::OpKind;
 using collmc::recorder::dtype_name;
 using collmc::recorder::JsonLine;
 using collmc::recorder::Library;
+using collmc::recorder::no_fields;
 using collmc::recorder::op_name;
-using collmc::recorder::report_missing;
+using collmc::recorder::recorded_name;
 using collmc::recorder::unique_id_hash;
 
 const char* const collmc::recorder::kTraceFormat = "collmc-recorder";
 
 #define REAL_NCCL(fn) COLLMC_REAL(fn, Library::Nccl)
 
+#if NCCL_VERSION_CODE < NCCL_VERSION(2, 29, 0)
+extern "C" {
+typedef struct {
+  int opCnt;
+  int peer;
+  int sigIdx;
+  int ctx;
+} ncclWaitSignalDesc_t;
+ncclResult_t ncclPutSignal(const void* localbuff, size_t count, ncclDataType_t datatype, int peer, ncclWindow_t peerWin,
+                           size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
+                           cudaStream_t stream);
+ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm, cudaStream_t stream);
+ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm, cudaStream_t stream);
+}
+#endif
+#if NCCL_VERSION_CODE < NCCL_VERSION(2, 30, 0)
+extern "C" {
+ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags);
+ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
+                          ncclConfig_t* config);
+}
+#endif
+
 namespace {
 
-ncclResult_t missing(const char* name) {
-  report_missing(name);
-  return ncclSystemError;
+// One NCCL interposer (hook.h): `Self` is the interposer itself, naming the real function's type.
+template <auto Self, class WriteArgs, class WriteOutputs, class... Args>
+ncclResult_t nccl_call(const char* name, WriteArgs&& write_args, WriteOutputs&& write_outputs, Args... args) {
+  return collmc::recorder::record_call<Self>(name, Library::Nccl, ncclSystemError, write_args, write_outputs, args...);
 }
+
+void no_outputs(JsonLine&, ncclResult_t) {}
 
 // `config->blocking` when the caller passed an initialized config (1, 0), else -1 (NCCL's default: blocking).
 int64_t blocking_of(const ncclConfig_t* config) {
@@ -45,346 +73,336 @@ void add_rank_and_size(JsonLine& line, ncclComm_t comm, ncclResult_t result) {
   line.i64("rank", rank).i64("nranks", nranks);
 }
 
+// The new communicator a creating call wrote into `*out` (null when it wrote none).
+auto new_comm_output(const char* key, ncclComm_t* out) {
+  return [key, out](JsonLine& line, ncclResult_t) { line.ptr(key, out != nullptr ? *out : nullptr); };
+}
+auto child_comm_output(ncclComm_t* out) {
+  return [out](JsonLine& line, ncclResult_t r) {
+    ncclComm_t child = out != nullptr ? *out : nullptr;
+    add_rank_and_size(line.ptr("newcomm", child), child, r);
+  };
+}
+
+// A collective's arguments before its operator, root and stream.
+JsonLine& collective_args(JsonLine& line, ncclComm_t comm, const void* send, const void* recv, size_t count,
+                          ncclDataType_t datatype) {
+  return line.ptr("comm", comm)
+      .ptr("sendbuff", send)
+      .ptr("recvbuff", recv)
+      .u64("count", count)
+      .str("dtype", dtype_name(datatype));
+}
+
+// send and recv: the one buffer under its key ("sendbuff" or "recvbuff").
+void p2p_args(JsonLine& line, ncclComm_t comm, const char* key, const void* buff, size_t count, ncclDataType_t datatype,
+              int peer, cudaStream_t stream) {
+  line.ptr("comm", comm)
+      .ptr(key, buff)
+      .u64("count", count)
+      .str("dtype", dtype_name(datatype))
+      .i64("peer", peer)
+      .ptr("stream", stream);
+}
+
 }  // namespace
 
 #pragma GCC visibility push(default)
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId* uniqueId) {
-  auto real = REAL_NCCL(ncclGetUniqueId);
-  if (real == nullptr) return missing("ncclGetUniqueId");
-  CallRecord rec("ncclGetUniqueId");
-  if (!rec.active()) return real(uniqueId);
-  rec.entered();
-  ncclResult_t r = real(uniqueId);
-  JsonLine& out = rec.result(r);
-  if (r == ncclSuccess && uniqueId != nullptr) out.hex("uid", unique_id_hash(*uniqueId), 16);
-  rec.returned();
-  return r;
+  return nccl_call<&ncclGetUniqueId>(
+      "ncclGetUniqueId", no_fields,
+      [uniqueId](JsonLine& out, ncclResult_t r) {
+        if (r == ncclSuccess && uniqueId != nullptr) out.hex("uid", unique_id_hash(*uniqueId), 16);
+      },
+      uniqueId);
 }
 
 ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank) {
-  auto real = REAL_NCCL(ncclCommInitRank);
-  if (real == nullptr) return missing("ncclCommInitRank");
-  CallRecord rec("ncclCommInitRank");
-  if (!rec.active()) return real(comm, nranks, commId, rank);
-  rec.args().hex("uid", unique_id_hash(commId), 16).i64("rank", rank).i64("nranks", nranks).i64("blocking", -1);
-  rec.entered();
-  ncclResult_t r = real(comm, nranks, commId, rank);
-  rec.result(r).ptr("comm", comm != nullptr ? *comm : nullptr);
-  rec.returned();
-  return r;
+  return nccl_call<&ncclCommInitRank>(
+      recorded_name(OpKind::Init),
+      [&](JsonLine& in) {
+        in.hex("uid", unique_id_hash(commId), 16).i64("rank", rank).i64("nranks", nranks).i64("blocking", -1);
+      },
+      new_comm_output("comm", comm), comm, nranks, commId, rank);
 }
 
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t* config) {
-  auto real = REAL_NCCL(ncclCommInitRankConfig);
-  if (real == nullptr) return missing("ncclCommInitRankConfig");
-  CallRecord rec("ncclCommInitRankConfig");
-  if (!rec.active()) return real(comm, nranks, commId, rank, config);
-  rec.args()
-      .hex("uid", unique_id_hash(commId), 16)
-      .i64("rank", rank)
-      .i64("nranks", nranks)
-      .i64("blocking", blocking_of(config));
-  rec.entered();
-  ncclResult_t r = real(comm, nranks, commId, rank, config);
-  rec.result(r).ptr("comm", comm != nullptr ? *comm : nullptr);
-  rec.returned();
-  return r;
+  return nccl_call<&ncclCommInitRankConfig>(
+      "ncclCommInitRankConfig",
+      [&](JsonLine& in) {
+        in.hex("uid", unique_id_hash(commId), 16)
+            .i64("rank", rank)
+            .i64("nranks", nranks)
+            .i64("blocking", blocking_of(config));
+      },
+      new_comm_output("comm", comm), comm, nranks, commId, rank, config);
 }
 
 ncclResult_t ncclCommInitRankScalable(ncclComm_t* newcomm, int nranks, int myrank, int nId, ncclUniqueId* commIds,
                                       ncclConfig_t* config) {
-  auto real = REAL_NCCL(ncclCommInitRankScalable);
-  if (real == nullptr) return missing("ncclCommInitRankScalable");
-  CallRecord rec("ncclCommInitRankScalable");
-  if (!rec.active()) return real(newcomm, nranks, myrank, nId, commIds, config);
   // Every rank passes the same ids; the first one names the communicator.
-  rec.args()
-      .hex("uid", (commIds != nullptr && nId > 0) ? unique_id_hash(commIds[0]) : 0, 16)
-      .i64("rank", myrank)
-      .i64("nranks", nranks)
-      .i64("blocking", blocking_of(config))
-      .i64("n_ids", nId);
-  rec.entered();
-  ncclResult_t r = real(newcomm, nranks, myrank, nId, commIds, config);
-  rec.result(r).ptr("comm", newcomm != nullptr ? *newcomm : nullptr);
-  rec.returned();
-  return r;
+  return nccl_call<&ncclCommInitRankScalable>(
+      "ncclCommInitRankScalable",
+      [&](JsonLine& in) {
+        in.hex("uid", (commIds != nullptr && nId > 0) ? unique_id_hash(commIds[0]) : 0, 16)
+            .i64("rank", myrank)
+            .i64("nranks", nranks)
+            .i64("blocking", blocking_of(config))
+            .i64("n_ids", nId);
+      },
+      new_comm_output("comm", newcomm), newcomm, nranks, myrank, nId, commIds, config);
 }
 
 ncclResult_t ncclCommInitAll(ncclComm_t* comm, int ndev, const int* devlist) {
-  auto real = REAL_NCCL(ncclCommInitAll);
-  if (real == nullptr) return missing("ncclCommInitAll");
-  CallRecord rec("ncclCommInitAll");
-  if (!rec.active()) return real(comm, ndev, devlist);
-  rec.args().i64("ndev", ndev);
-  rec.entered();
-  ncclResult_t r = real(comm, ndev, devlist);
-  rec.result(r).ptr("comm", (comm != nullptr && ndev > 0) ? comm[0] : nullptr);
-  rec.returned();
-  return r;
+  return nccl_call<&ncclCommInitAll>(
+      "ncclCommInitAll", [&](JsonLine& in) { in.i64("ndev", ndev); },
+      [comm, ndev](JsonLine& out, ncclResult_t) { out.ptr("comm", (comm != nullptr && ndev > 0) ? comm[0] : nullptr); },
+      comm, ndev, devlist);
 }
 
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm, ncclConfig_t* config) {
-  auto real = REAL_NCCL(ncclCommSplit);
-  if (real == nullptr) return missing("ncclCommSplit");
-  CallRecord rec("ncclCommSplit");
-  if (!rec.active()) return real(comm, color, key, newcomm, config);
-  rec.args().ptr("comm", comm).i64("color", color).i64("key", key).i64("blocking", blocking_of(config));
-  rec.entered();
-  ncclResult_t r = real(comm, color, key, newcomm, config);
-  ncclComm_t child = newcomm != nullptr ? *newcomm : nullptr;
-  JsonLine& out = rec.result(r).ptr("newcomm", child);
-  add_rank_and_size(out, child, r);
-  rec.returned();
-  return r;
+  return nccl_call<&ncclCommSplit>(
+      recorded_name(OpKind::Split),
+      [&](JsonLine& in) {
+        in.ptr("comm", comm).i64("color", color).i64("key", key).i64("blocking", blocking_of(config));
+      },
+      child_comm_output(newcomm), comm, color, key, newcomm, config);
 }
 
 ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
                             ncclConfig_t* config, int shrinkFlags) {
-  auto real = REAL_NCCL(ncclCommShrink);
-  if (real == nullptr) return missing("ncclCommShrink");
-  CallRecord rec("ncclCommShrink");
-  if (!rec.active()) return real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
-  rec.args().ptr("comm", comm).i64("exclude_count", excludeRanksCount).i64("flags", shrinkFlags);
-  rec.entered();
-  ncclResult_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
-  ncclComm_t child = newcomm != nullptr ? *newcomm : nullptr;
-  JsonLine& out = rec.result(r).ptr("newcomm", child);
-  add_rank_and_size(out, child, r);
-  rec.returned();
-  return r;
+  return nccl_call<&ncclCommShrink>(
+      "ncclCommShrink",
+      [&](JsonLine& in) { in.ptr("comm", comm).i64("exclude_count", excludeRanksCount).i64("flags", shrinkFlags); },
+      child_comm_output(newcomm), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+}
+
+ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
+                          ncclConfig_t* config) {
+  return nccl_call<&ncclCommGrow>(
+      "ncclCommGrow",
+      [&](JsonLine& in) {
+        in.ptr("comm", comm)
+            .hex("uid", uniqueId != nullptr ? unique_id_hash(*uniqueId) : 0, 16)
+            .i64("rank", rank)
+            .i64("nranks", nRanks);
+      },
+      child_comm_output(newcomm), comm, nRanks, uniqueId, rank, newcomm, config);
+}
+
+ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
+  return nccl_call<&ncclCommRevoke>(
+      "ncclCommRevoke", [&](JsonLine& in) { in.ptr("comm", comm).i64("flags", revokeFlags); }, no_outputs, comm,
+      revokeFlags);
 }
 
 // finalize, destroy, abort: the communicator is the only argument.
-#define COMM_ONLY_HOOK(fn)                    \
-  ncclResult_t fn(ncclComm_t comm) {          \
-    auto real = REAL_NCCL(fn);                \
-    if (real == nullptr) return missing(#fn); \
-    CallRecord rec(#fn);                      \
-    if (!rec.active()) return real(comm);     \
-    rec.args().ptr("comm", comm);             \
-    rec.entered();                            \
-    ncclResult_t r = real(comm);              \
-    rec.result(r);                            \
-    rec.returned();                           \
-    return r;                                 \
-  }
-COMM_ONLY_HOOK(ncclCommFinalize)
-COMM_ONLY_HOOK(ncclCommDestroy)
-COMM_ONLY_HOOK(ncclCommAbort)
-#undef COMM_ONLY_HOOK
+ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+  return nccl_call<&ncclCommFinalize>(
+      recorded_name(OpKind::Finalize), [&](JsonLine& in) { in.ptr("comm", comm); }, no_outputs, comm);
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  return nccl_call<&ncclCommDestroy>(
+      recorded_name(OpKind::Destroy), [&](JsonLine& in) { in.ptr("comm", comm); }, no_outputs, comm);
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  return nccl_call<&ncclCommAbort>(
+      recorded_name(OpKind::Abort), [&](JsonLine& in) { in.ptr("comm", comm); }, no_outputs, comm);
+}
 
 ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags) {
-  auto real = REAL_NCCL(ncclCommWindowRegister);
-  if (real == nullptr) return missing("ncclCommWindowRegister");
-  CallRecord rec("ncclCommWindowRegister");
-  if (!rec.active()) return real(comm, buff, size, win, winFlags);
-  rec.args().ptr("comm", comm).ptr("buff", buff).u64("size", size).i64("flags", winFlags);
-  rec.entered();
-  ncclResult_t r = real(comm, buff, size, win, winFlags);
-  rec.result(r).ptr("win", win != nullptr ? *win : nullptr);
-  rec.returned();
-  return r;
+  return nccl_call<&ncclCommWindowRegister>(
+      recorded_name(OpKind::Register),
+      [&](JsonLine& in) { in.ptr("comm", comm).ptr("buff", buff).u64("size", size).i64("flags", winFlags); },
+      [win](JsonLine& out, ncclResult_t) { out.ptr("win", win != nullptr ? *win : nullptr); }, comm, buff, size, win,
+      winFlags);
 }
 
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
-  auto real = REAL_NCCL(ncclCommWindowDeregister);
-  if (real == nullptr) return missing("ncclCommWindowDeregister");
-  CallRecord rec("ncclCommWindowDeregister");
-  if (!rec.active()) return real(comm, win);
-  rec.args().ptr("comm", comm).ptr("win", win);
-  rec.entered();
-  ncclResult_t r = real(comm, win);
-  rec.result(r);
-  rec.returned();
-  return r;
+  return nccl_call<&ncclCommWindowDeregister>(
+      recorded_name(OpKind::Deregister), [&](JsonLine& in) { in.ptr("comm", comm).ptr("win", win); }, no_outputs, comm,
+      win);
 }
 
 ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle) {
-  auto real = REAL_NCCL(ncclCommRegister);
-  if (real == nullptr) return missing("ncclCommRegister");
-  CallRecord rec("ncclCommRegister");
-  if (!rec.active()) return real(comm, buff, size, handle);
-  rec.args().ptr("comm", comm).ptr("buff", buff).u64("size", size);
-  rec.entered();
-  ncclResult_t r = real(comm, buff, size, handle);
-  rec.result(r).ptr("handle", handle != nullptr ? *handle : nullptr);
-  rec.returned();
-  return r;
+  return nccl_call<&ncclCommRegister>(
+      recorded_name(OpKind::RegisterLocal),
+      [&](JsonLine& in) { in.ptr("comm", comm).ptr("buff", buff).u64("size", size); },
+      [handle](JsonLine& out, ncclResult_t) { out.ptr("handle", handle != nullptr ? *handle : nullptr); }, comm, buff,
+      size, handle);
 }
 
 ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle) {
-  auto real = REAL_NCCL(ncclCommDeregister);
-  if (real == nullptr) return missing("ncclCommDeregister");
-  CallRecord rec("ncclCommDeregister");
-  if (!rec.active()) return real(comm, handle);
-  rec.args().ptr("comm", comm).ptr("handle", handle);
-  rec.entered();
-  ncclResult_t r = real(comm, handle);
-  rec.result(r);
-  rec.returned();
-  return r;
+  return nccl_call<&ncclCommDeregister>(
+      recorded_name(OpKind::DeregisterLocal), [&](JsonLine& in) { in.ptr("comm", comm).ptr("handle", handle); },
+      no_outputs, comm, handle);
 }
 
 ncclResult_t ncclMemAlloc(void** ptr, size_t size) {
-  auto real = REAL_NCCL(ncclMemAlloc);
-  if (real == nullptr) return missing("ncclMemAlloc");
-  CallRecord rec("ncclMemAlloc");
-  if (!rec.active()) return real(ptr, size);
-  rec.args().u64("size", size);
-  rec.entered();
-  ncclResult_t r = real(ptr, size);
-  rec.result(r).ptr("ptr", ptr != nullptr ? *ptr : nullptr);
-  rec.returned();
-  return r;
+  return nccl_call<&ncclMemAlloc>(
+      recorded_name(OpKind::Alloc), [&](JsonLine& in) { in.u64("size", size); },
+      [ptr](JsonLine& out, ncclResult_t) { out.ptr("ptr", ptr != nullptr ? *ptr : nullptr); }, ptr, size);
 }
 
 ncclResult_t ncclMemFree(void* ptr) {
-  auto real = REAL_NCCL(ncclMemFree);
-  if (real == nullptr) return missing("ncclMemFree");
-  CallRecord rec("ncclMemFree");
-  if (!rec.active()) return real(ptr);
-  rec.args().ptr("ptr", ptr);
-  rec.entered();
-  ncclResult_t r = real(ptr);
-  rec.result(r);
-  rec.returned();
-  return r;
+  return nccl_call<&ncclMemFree>(
+      recorded_name(OpKind::Free), [&](JsonLine& in) { in.ptr("ptr", ptr); }, no_outputs, ptr);
 }
 
 // Collectives and point-to-point: the entry line carries everything, the return line the result.
-#define RECORD_STREAM_OP(fn, call_args, ...) \
-  auto real = REAL_NCCL(fn);                 \
-  if (real == nullptr) return missing(#fn);  \
-  CallRecord rec(#fn);                       \
-  if (!rec.active()) return real call_args;  \
-  rec.args() __VA_ARGS__;                    \
-  rec.entered();                             \
-  ncclResult_t r = real call_args;           \
-  rec.result(r);                             \
-  rec.returned();                            \
-  return r;
-
 ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
-                           ncclComm_t comm, cudaStream_t stream){
-    RECORD_STREAM_OP(ncclAllReduce, (sendbuff, recvbuff, count, datatype, op, comm, stream),
-                     .ptr("comm", comm)
-                         .ptr("sendbuff", sendbuff)
-                         .ptr("recvbuff", recvbuff)
-                         .u64("count", count)
-                         .str("dtype", dtype_name(datatype))
-                         .str("op", op_name(op))
-                         .ptr("stream", stream))}
-
-ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
-                        int root, ncclComm_t comm, cudaStream_t stream){
-    RECORD_STREAM_OP(ncclReduce, (sendbuff, recvbuff, count, datatype, op, root, comm, stream),
-                     .ptr("comm", comm)
-                         .ptr("sendbuff", sendbuff)
-                         .ptr("recvbuff", recvbuff)
-                         .u64("count", count)
-                         .str("dtype", dtype_name(datatype))
-                         .str("op", op_name(op))
-                         .i64("root", root)
-                         .ptr("stream", stream))}
-
-ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
-                       cudaStream_t stream){RECORD_STREAM_OP(ncclBcast, (buff, count, datatype, root, comm, stream),
-                                                             .ptr("comm", comm)
-                                                                 .ptr("sendbuff", buff)
-                                                                 .ptr("recvbuff", buff)
-                                                                 .u64("count", count)
-                                                                 .str("dtype", dtype_name(datatype))
-                                                                 .i64("root", root)
-                                                                 .ptr("stream", stream))}
-
-ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
-                           ncclComm_t comm, cudaStream_t stream){
-    RECORD_STREAM_OP(ncclBroadcast, (sendbuff, recvbuff, count, datatype, root, comm, stream),
-                     .ptr("comm", comm)
-                         .ptr("sendbuff", sendbuff)
-                         .ptr("recvbuff", recvbuff)
-                         .u64("count", count)
-                         .str("dtype", dtype_name(datatype))
-                         .i64("root", root)
-                         .ptr("stream", stream))}
-
-ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
-                               ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream){
-    RECORD_STREAM_OP(ncclReduceScatter, (sendbuff, recvbuff, recvcount, datatype, op, comm, stream),
-                     .ptr("comm", comm)
-                         .ptr("sendbuff", sendbuff)
-                         .ptr("recvbuff", recvbuff)
-                         .u64("count", recvcount)
-                         .str("dtype", dtype_name(datatype))
-                         .str("op", op_name(op))
-                         .ptr("stream", stream))}
-
-ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
-                           ncclComm_t comm, cudaStream_t stream){
-    RECORD_STREAM_OP(ncclAllGather, (sendbuff, recvbuff, sendcount, datatype, comm, stream),
-                     .ptr("comm", comm)
-                         .ptr("sendbuff", sendbuff)
-                         .ptr("recvbuff", recvbuff)
-                         .u64("count", sendcount)
-                         .str("dtype", dtype_name(datatype))
-                         .ptr("stream", stream))}
-
-ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
-                          cudaStream_t stream){RECORD_STREAM_OP(ncclAlltoAll,
-                                                                (sendbuff, recvbuff, count, datatype, comm, stream),
-                                                                .ptr("comm", comm)
-                                                                    .ptr("sendbuff", sendbuff)
-                                                                    .ptr("recvbuff", recvbuff)
-                                                                    .u64("count", count)
-                                                                    .str("dtype", dtype_name(datatype))
-                                                                    .ptr("stream", stream))}
-
-ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
-                        ncclComm_t comm, cudaStream_t stream){
-    RECORD_STREAM_OP(ncclGather, (sendbuff, recvbuff, count, datatype, root, comm, stream),
-                     .ptr("comm", comm)
-                         .ptr("sendbuff", sendbuff)
-                         .ptr("recvbuff", recvbuff)
-                         .u64("count", count)
-                         .str("dtype", dtype_name(datatype))
-                         .i64("root", root)
-                         .ptr("stream", stream))}
-
-ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
-                         ncclComm_t comm, cudaStream_t stream){
-    RECORD_STREAM_OP(ncclScatter, (sendbuff, recvbuff, count, datatype, root, comm, stream),
-                     .ptr("comm", comm)
-                         .ptr("sendbuff", sendbuff)
-                         .ptr("recvbuff", recvbuff)
-                         .u64("count", count)
-                         .str("dtype", dtype_name(datatype))
-                         .i64("root", root)
-                         .ptr("stream", stream))}
-
-ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
-                      cudaStream_t stream){RECORD_STREAM_OP(ncclSend, (sendbuff, count, datatype, peer, comm, stream),
-                                                            .ptr("comm", comm)
-                                                                .ptr("sendbuff", sendbuff)
-                                                                .u64("count", count)
-                                                                .str("dtype", dtype_name(datatype))
-                                                                .i64("peer", peer)
-                                                                .ptr("stream", stream))}
-
-ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
-                      cudaStream_t stream){RECORD_STREAM_OP(ncclRecv, (recvbuff, count, datatype, peer, comm, stream),
-                                                            .ptr("comm", comm)
-                                                                .ptr("recvbuff", recvbuff)
-                                                                .u64("count", count)
-                                                                .str("dtype", dtype_name(datatype))
-                                                                .i64("peer", peer)
-                                                                .ptr("stream", stream))}
-
-ncclResult_t ncclGroupStart(){RECORD_STREAM_OP(ncclGroupStart, (), )} ncclResult_t ncclGroupEnd() {
-  RECORD_STREAM_OP(ncclGroupEnd, (), )
+                           ncclComm_t comm, cudaStream_t stream) {
+  return nccl_call<&ncclAllReduce>(
+      recorded_name(OpKind::AllReduce),
+      [&](JsonLine& in) {
+        collective_args(in, comm, sendbuff, recvbuff, count, datatype).str("op", op_name(op)).ptr("stream", stream);
+      },
+      no_outputs, sendbuff, recvbuff, count, datatype, op, comm, stream);
 }
 
-#undef RECORD_STREAM_OP
+ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                        int root, ncclComm_t comm, cudaStream_t stream) {
+  return nccl_call<&ncclReduce>(
+      recorded_name(OpKind::Reduce),
+      [&](JsonLine& in) {
+        collective_args(in, comm, sendbuff, recvbuff, count, datatype)
+            .str("op", op_name(op))
+            .i64("root", root)
+            .ptr("stream", stream);
+      },
+      no_outputs, sendbuff, recvbuff, count, datatype, op, root, comm, stream);
+}
+
+ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                       cudaStream_t stream) {
+  return nccl_call<&ncclBcast>(
+      "ncclBcast",
+      [&](JsonLine& in) {
+        collective_args(in, comm, buff, buff, count, datatype).i64("root", root).ptr("stream", stream);
+      },
+      no_outputs, buff, count, datatype, root, comm, stream);
+}
+
+ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                           ncclComm_t comm, cudaStream_t stream) {
+  return nccl_call<&ncclBroadcast>(
+      recorded_name(OpKind::Broadcast),
+      [&](JsonLine& in) {
+        collective_args(in, comm, sendbuff, recvbuff, count, datatype).i64("root", root).ptr("stream", stream);
+      },
+      no_outputs, sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+ncclResult_t ncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
+                               ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  return nccl_call<&ncclReduceScatter>(
+      recorded_name(OpKind::ReduceScatter),
+      [&](JsonLine& in) {
+        collective_args(in, comm, sendbuff, recvbuff, recvcount, datatype).str("op", op_name(op)).ptr("stream", stream);
+      },
+      no_outputs, sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
+}
+
+ncclResult_t ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype,
+                           ncclComm_t comm, cudaStream_t stream) {
+  return nccl_call<&ncclAllGather>(
+      recorded_name(OpKind::AllGather),
+      [&](JsonLine& in) { collective_args(in, comm, sendbuff, recvbuff, sendcount, datatype).ptr("stream", stream); },
+      no_outputs, sendbuff, recvbuff, sendcount, datatype, comm, stream);
+}
+
+ncclResult_t ncclAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                          cudaStream_t stream) {
+  return nccl_call<&ncclAlltoAll>(
+      recorded_name(OpKind::AllToAll),
+      [&](JsonLine& in) { collective_args(in, comm, sendbuff, recvbuff, count, datatype).ptr("stream", stream); },
+      no_outputs, sendbuff, recvbuff, count, datatype, comm, stream);
+}
+
+ncclResult_t ncclGather(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                        ncclComm_t comm, cudaStream_t stream) {
+  return nccl_call<&ncclGather>(
+      "ncclGather",
+      [&](JsonLine& in) {
+        collective_args(in, comm, sendbuff, recvbuff, count, datatype).i64("root", root).ptr("stream", stream);
+      },
+      no_outputs, sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+ncclResult_t ncclScatter(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                         ncclComm_t comm, cudaStream_t stream) {
+  return nccl_call<&ncclScatter>(
+      "ncclScatter",
+      [&](JsonLine& in) {
+        collective_args(in, comm, sendbuff, recvbuff, count, datatype).i64("root", root).ptr("stream", stream);
+      },
+      no_outputs, sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+ncclResult_t ncclSend(const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                      cudaStream_t stream) {
+  return nccl_call<&ncclSend>(
+      recorded_name(OpKind::Send),
+      [&](JsonLine& in) { p2p_args(in, comm, "sendbuff", sendbuff, count, datatype, peer, stream); }, no_outputs,
+      sendbuff, count, datatype, peer, comm, stream);
+}
+
+ncclResult_t ncclRecv(void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                      cudaStream_t stream) {
+  return nccl_call<&ncclRecv>(
+      recorded_name(OpKind::Recv),
+      [&](JsonLine& in) { p2p_args(in, comm, "recvbuff", recvbuff, count, datatype, peer, stream); }, no_outputs,
+      recvbuff, count, datatype, peer, comm, stream);
+}
+
+// One-sided operations on registered windows (NCCL 2.29+).
+ncclResult_t ncclPutSignal(const void* localbuff, size_t count, ncclDataType_t datatype, int peer, ncclWindow_t peerWin,
+                           size_t peerWinOffset, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm,
+                           cudaStream_t stream) {
+  return nccl_call<&ncclPutSignal>(
+      "ncclPutSignal",
+      [&](JsonLine& in) {
+        in.ptr("comm", comm)
+            .ptr("sendbuff", localbuff)
+            .u64("count", count)
+            .str("dtype", dtype_name(datatype))
+            .i64("peer", peer)
+            .ptr("win", peerWin)
+            .u64("offset", peerWinOffset)
+            .i64("signal", sigIdx)
+            .i64("ctx", ctx)
+            .ptr("stream", stream);
+      },
+      no_outputs, localbuff, count, datatype, peer, peerWin, peerWinOffset, sigIdx, ctx, flags, comm, stream);
+}
+
+ncclResult_t ncclSignal(int peer, int sigIdx, int ctx, unsigned int flags, ncclComm_t comm, cudaStream_t stream) {
+  return nccl_call<&ncclSignal>(
+      "ncclSignal",
+      [&](JsonLine& in) {
+        in.ptr("comm", comm).i64("peer", peer).i64("signal", sigIdx).i64("ctx", ctx).ptr("stream", stream);
+      },
+      no_outputs, peer, sigIdx, ctx, flags, comm, stream);
+}
+
+ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclComm_t comm, cudaStream_t stream) {
+  // One descriptor (the usual case) is written in full; more are counted.
+  return nccl_call<&ncclWaitSignal>(
+      "ncclWaitSignal",
+      [&](JsonLine& in) {
+        in.ptr("comm", comm).i64("n_desc", nDesc);
+        if (nDesc >= 1 && signalDescs != nullptr)
+          in.i64("peer", signalDescs[0].peer).i64("signal", signalDescs[0].sigIdx).i64("ops", signalDescs[0].opCnt);
+        in.ptr("stream", stream);
+      },
+      no_outputs, nDesc, signalDescs, comm, stream);
+}
+
+ncclResult_t ncclGroupStart() { return nccl_call<&ncclGroupStart>("ncclGroupStart", no_fields, no_outputs); }
+
+ncclResult_t ncclGroupEnd() { return nccl_call<&ncclGroupEnd>("ncclGroupEnd", no_fields, no_outputs); }
 
 #pragma GCC visibility pop

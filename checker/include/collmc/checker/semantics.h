@@ -101,7 +101,10 @@ class Semantics final : public NextState, public IndependenceInfo {
   void complete_part(State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const;
   std::string describe_wait(const State& s, int rank, const Wait& w) const;
   std::string where_is(const State& s, int rank) const;
-  std::string call_ref(int call) const;  // "`register A wa` (file:line)"
+  std::string call_ref(int call) const;
+  // The ranks a store wait (store_wait, host_barrier `c` of `rank`) is held up by.
+  std::vector<int> store_holders(const State& s, int rank,
+                                 const model::Call& c) const;  // "`register A wa` (file:line)"
 
   const model::World& world_;
   ControlProgram control_;

@@ -18,6 +18,7 @@ enum class WaitKind : uint8_t {
   DevDone,     // barrier: this rank's device op `comm` device slot `slot` has completed
   P2pHost,     // mpi send (dir 0) / recv (dir 1) number `slot` with `peer`: released when matched
   Teardown,    // destroy of a connected `comm`: released when every member entered its destroy
+  StoreKey,    // store_wait / host_barrier: released when host store key `slot` counts `count` or more
   P2pAny,      // mpi `recv COMM any` (MPI_ANY_SOURCE): never holds; a MatchAny step picks a sender and removes it
 };
 
@@ -39,7 +40,10 @@ struct ThreadState {
   bool operator==(const ThreadState&) const = default;
 };
 
-enum class PartKind : uint8_t { Collective, Send, Recv };
+// Collective: completes with every member's slot. Send/Recv: completes with its pair. OneSided (put_signal,
+// signal): completes alone and counts a signal at `peer`. SignalWait: completes once `count` signals
+// from `peer` on `comm` arrived (and consumes them).
+enum class PartKind : uint8_t { Collective, Send, Recv, OneSided, SignalWait };
 
 // One device operation; a group's operations on one stream form one entry (one kernel launch).
 struct DevicePart {
@@ -90,6 +94,8 @@ struct P2pState {
   uint32_t sends = 0;  // to peer
   uint32_t recvs = 0;  // from peer
   uint8_t connect_reached = 0;
+  uint32_t signals = 0;        // one-sided signals received from peer
+  uint32_t signals_taken = 0;  // of which waits consumed this many
   bool operator==(const P2pState&) const = default;
 };
 
@@ -135,6 +141,7 @@ struct CommState {
 struct State {
   std::vector<RankState> ranks;
   std::vector<CommState> comms;
+  std::vector<uint32_t> store;  // host store, by key id: 0 unset; else set (1) or the barrier arrivals
   bool operator==(const State&) const = default;
 };
 

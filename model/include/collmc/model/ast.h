@@ -53,6 +53,9 @@ struct Stmt {
   bool any_source = false;  // `recv COMM any BUF` (mpi profile): MPI_ANY_SOURCE, matched by any sender
   SourceLoc peer_loc;
   CallArgs args;
+  std::optional<RankSet> members;  // `init COMM [RANKS]`: the member list this rank passes; host_barrier's ranks
+  std::string key;                 // store_set, store_wait, host_barrier
+  SourceLoc key_loc;
 
   // Compound statements
   std::vector<Stmt> body;                       // Block, Group, AnyOrder, Maybe, Repeat, Thread, When
@@ -69,6 +72,10 @@ struct CommDecl {
   std::vector<std::vector<int>> instances;  // one for a plain comm
   std::optional<CommMode> mode;
   bool uninit = false;
+  // `comm C = per_rank`: no agreed member list; each rank's `init C [RANKS]` names the members it
+  // passes (ncclCommInitRank's nranks, torch.distributed.new_group(ranks)). Implies uninit.
+  bool per_rank = false;
+  std::optional<Profile> profile;  // `comm W = all mpi`: this comm's library (default: the `profile` knob)
 };
 
 struct RankBody {

@@ -3,6 +3,7 @@
 // this table; nothing else decides what kind of wait an operation is.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,51 +11,53 @@
 
 namespace collmc::model {
 
+// The operations, in operations.def's order.
 enum class OpKind : uint8_t {
-  Alloc,
-  CudaMalloc,
-  Free,
-  CudaFree,
-  Register,
-  Deregister,
-  RegisterLocal,
-  DeregisterLocal,
-  Init,
-  Split,
-  Finalize,
-  Destroy,
-  Abort,
-  AllReduce,
-  AllGather,
-  ReduceScatter,
-  Broadcast,
-  Reduce,
-  AllToAll,
-  Send,
-  Recv,
-  Barrier,
-  SyncStream,
-  SyncDevice,
+#define COLLMC_OP(kind, ...) kind,
+#include "collmc/model/operations.def"
+#undef COLLMC_OP
 };
 
-std::string_view op_name(OpKind kind);                         // the scenario keyword ("register", "sync", ...)
-std::optional<OpKind> op_from_keyword(std::string_view word);  // not for `sync` (two forms)
-
-bool is_collective(OpKind kind);  // all_reduce .. all_to_all (not send/recv, not barrier)
-bool is_p2p(OpKind kind);         // send, recv
-// Eligible for NCCL 2.28's symmetric kernels (src/scheduler/symmetric_sched.cc).
-bool symmetric_eligible(OpKind kind);
+// How a statement is written (LANGUAGE.md statements): the parser and the printer switch on this.
+enum class OpForm : uint8_t {
+  BufferSize,    // KEYWORD BUF [SIZE]
+  Buffer,        // KEYWORD BUF
+  Window,        // KEYWORD COMM BUF [symmetric|default]
+  CommBuffer,    // KEYWORD COMM BUF
+  Comm,          // KEYWORD COMM
+  Split,         // split PARENT -> CHILD|none
+  Collective,    // KEYWORD COMM BUF [-> BUF2] [ARGS]
+  PointToPoint,  // KEYWORD COMM PEER BUF [ARGS]
+  Barrier,       // barrier COMM [ARGS]
+  SyncStream,    // sync STREAM
+  SyncDevice,    // sync device
+  PutSignal,     // put_signal COMM PEER BUF -> WINDOW [ARGS]
+  Signal,        // signal COMM PEER [ARGS] / wait_signal COMM PEER [count=N] [ARGS]
+  Key,           // KEYWORD KEY (a name or "string")
+  KeyRanks,      // KEYWORD KEY [RANKS] (default: every rank)
+};
 
 enum class Profile : uint8_t { Nccl, Mpi };
 enum class CommMode : uint8_t { Blocking, Nonblocking };
 enum class StreamProgress : uint8_t { Independent, Serialized };
 enum class RegFlag : uint8_t { Symmetric, Default };
 
+// NCCL_VERSION_CODE of a release (2.28.3 is 22803), as nccl.h computes it from 2.9 on.
+constexpr uint32_t nccl_version_code(uint32_t major, uint32_t minor, uint32_t patch) {
+  return major * 10000 + minor * 100 + patch;
+}
+// The release every rule was calibrated on (2x H200, docs/HARDWARE.md).
+inline constexpr uint32_t kCalibratedNcclVersion = nccl_version_code(2, 28, 3);
+std::string nccl_version_text(uint32_t code);  // "2.28.3"
+
 struct Knobs {
   Profile profile = Profile::Nccl;
   CommMode comm_mode = CommMode::Blocking;
   bool runtime_connect = true;
   StreamProgress stream_progress = StreamProgress::Independent;
+  // `set nccl_version = 2.29`: the NCCL release whose version-dependent rules apply
+  // (SEMANTICS_NOTES.md, "Issue 14"). A release without a patch number means its first (x.y.0).
+  uint32_t nccl_version = kCalibratedNcclVersion;
 };
 
 // SEMANTICS.md §1, plus the two composite forms the table names.
@@ -66,9 +69,66 @@ enum class OpClass : uint8_t {
   StreamThenSync,  // barrier (nccl): a SOC, then a DEVSYNC on it
   LocalAfterSync,  // cuda_free, destroy (nccl): a DEVSYNC, then local effect
   HostPair,        // send/recv (mpi): a synchronous pair
+  HostStore,       // waits on the host key-value store (a key set, a barrier's count reached)
 };
 
-OpClass op_class(OpKind kind, Profile profile);
+// One row of operations.def.
+struct OpInfo {
+  OpKind kind;
+  std::string_view keyword;
+  OpForm form;
+  OpClass nccl_class;
+  OpClass mpi_class;
+  bool symmetric;  // eligible for NCCL's symmetric kernels
+  bool reduction;  // takes `op=`
+  bool rooted;     // takes `root=`
+  std::string_view nccl_name;
+  std::string_view mpi_name;
+};
+
+// The table, indexed by OpKind. Header-only and constexpr: the LD_PRELOAD recorder, which links no
+// collmc library, reads its names from here too.
+// clang-format off
+inline constexpr OpInfo kOperations[] = {
+#define COLLMC_OP(kind, keyword, form, nccl_class, mpi_class, symmetric, reduction, rooted, trace_kind, nccl_name, \
+                  mpi_name)                                                                                        \
+  {OpKind::kind, keyword, OpForm::form, OpClass::nccl_class, OpClass::mpi_class, symmetric, reduction, rooted,     \
+   nccl_name, mpi_name},
+#include "collmc/model/operations.def"
+#undef COLLMC_OP
+};
+// clang-format on
+inline constexpr size_t kOperationCount = sizeof kOperations / sizeof kOperations[0];
+
+static_assert(
+    [] {
+      for (size_t i = 0; i < kOperationCount; ++i)
+        if (static_cast<size_t>(kOperations[i].kind) != i) return false;
+      return true;
+    }(),
+    "kOperations is indexed by OpKind");
+
+constexpr const OpInfo& op_info(OpKind kind) { return kOperations[static_cast<size_t>(kind)]; }
+
+std::string_view op_name(OpKind kind);                         // the scenario keyword ("register", "sync", ...)
+std::optional<OpKind> op_from_keyword(std::string_view word);  // not for `sync` (two forms)
+std::string op_keyword_list();                                 // "alloc, cuda_malloc, ..." for error messages
+
+constexpr OpForm op_form(OpKind kind) { return op_info(kind).form; }
+constexpr bool is_collective(OpKind kind) { return op_form(kind) == OpForm::Collective; }  // not p2p, not barrier
+constexpr bool is_p2p(OpKind kind) { return op_form(kind) == OpForm::PointToPoint; }       // send, recv
+constexpr bool symmetric_eligible(OpKind kind) { return op_info(kind).symmetric; }
+constexpr bool takes_root(OpKind kind) { return op_info(kind).rooted; }
+constexpr bool takes_redop(OpKind kind) { return op_info(kind).reduction; }
+constexpr bool is_one_sided(OpKind kind) {
+  return op_form(kind) == OpForm::PutSignal || op_form(kind) == OpForm::Signal;
+}
+// The first NCCL release that has the operation (0: every release collmc models).
+constexpr uint32_t first_nccl_version(OpKind kind) { return is_one_sided(kind) ? 22900 : 0; }
+
+constexpr OpClass op_class(OpKind kind, Profile profile) {
+  return profile == Profile::Mpi ? op_info(kind).mpi_class : op_info(kind).nccl_class;
+}
 
 enum class Verdict : uint8_t {
   Safe,

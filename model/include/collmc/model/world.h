@@ -51,6 +51,10 @@ struct CommInstance {
   std::vector<int> members;  // sorted world ranks
   CommMode mode = CommMode::Blocking;
   bool uninit = false;
+  // `comm C = per_rank`: the members are every rank some rank's `init C [..]` names, where that rank
+  // names itself (it joins); each init carries its own list (Call::members_view).
+  bool per_rank = false;
+  Profile profile = Profile::Nccl;  // the library this comm belongs to (SEMANTICS.md §2 or §6)
   SourceLoc loc;
 
   bool has_member(int rank) const;
@@ -76,6 +80,10 @@ struct Call {
   int dtype = 0;            // index into World::dtypes
   int redop = 0;            // index into World::redops
   int stream = 0;           // index into World::streams; 0 is `main`
+  // init: the member list this rank passes (sorted world ranks); empty when it passes none (then the
+  // comm's declared members). Members that pass different lists create no communicator: a mismatch.
+  std::vector<int> members_view;  // also host_barrier: the ranks it waits for
+  int key = -1;                   // store_set, store_wait, host_barrier: index into World::keys
   SourceLoc loc;
   std::string text;         // the statement as written
   std::string usage_error;  // a problem found without search; the checker reports it when reached
@@ -116,12 +124,18 @@ struct World {
   std::vector<std::string> streams;  // names; [0] = "main"
   std::vector<std::string> dtypes;   // [0] = "float32"
   std::vector<std::string> redops;   // [0] = "sum"
+  std::vector<std::string> keys;     // host store keys
   std::vector<Call> calls;
   std::vector<RankProgram> programs;       // one per rank
   std::vector<Diagnostic> usage_problems;  // the static usage errors (also on their calls)
   std::vector<std::string> notes;          // assumptions the verdict depends on
 
   uint64_t dtype_size(int dtype) const;
+  // The profile a call follows: its communicator's, or the `profile` knob for calls without one.
+  Profile profile_of(const Call& c) const {
+    return c.comm >= 0 ? comms[static_cast<size_t>(c.comm)].profile : knobs.profile;
+  }
+  bool mixed_profiles() const;  // some comm's profile differs from the knob
   std::string comm_name(int comm) const { return comm >= 0 ? comms[comm].name : std::string("-"); }
 };
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "collmc/model/operations.h"
+
 namespace collmc::traces {
 
 // Bad trace input: names the file and where in it (line and column for text formats, byte offset for
@@ -52,36 +54,22 @@ struct Communicator {
   std::optional<int64_t> split_color;
 };
 
-// What a call was, in the terms of the scenario language (LANGUAGE.md statements).
+// What a call was, in the terms of the scenario language (LANGUAGE.md statements): one kind per row of
+// model/operations.def (in its order, under the trace readers' names: CommInit is `init COMM`, MemAlloc
+// `alloc BUF SIZE`, StreamSync `sync STREAM`, ...), then the group delimiters and Other.
 enum class CallKind {
-  CommInit,          // init COMM
-  CommSplit,         // split COMM -> child_comm (child_comm empty: the rank joined no child)
-  CommFinalize,      // finalize COMM
-  CommDestroy,       // destroy COMM
-  CommAbort,         // abort COMM
-  WindowRegister,    // register COMM BUF [symmetric|default]
-  WindowDeregister,  // deregister COMM BUF
-  LocalRegister,     // register_local COMM BUF
-  LocalDeregister,   // deregister_local COMM BUF
-  MemAlloc,          // alloc BUF SIZE (ncclMemAlloc)
-  MemFree,           // free BUF (ncclMemFree)
-  CudaMalloc,        // cuda_malloc BUF SIZE
-  CudaFree,          // cuda_free BUF
-  AllReduce,
-  AllGather,
-  ReduceScatter,
-  Broadcast,
-  Reduce,
-  AllToAll,
-  Barrier,  // torch barrier: an all-reduce then a wait
-  Send,     // send COMM PEER BUF
-  Recv,     // recv COMM PEER BUF
+#define COLLMC_OP(kind, keyword, form, nccl_class, mpi_class, symmetric, reduction, rooted, trace_kind, ...) trace_kind,
+#include "collmc/model/operations.def"
+#undef COLLMC_OP
   GroupStart,
   GroupEnd,
-  StreamSync,  // sync STREAM
-  DeviceSync,  // sync device
-  Other,       // something the language cannot express (emitted as a comment); `detail` says what
+  Other,  // something the language cannot express (emitted as a comment); `detail` says what
 };
+
+// The scenario operation a call kind stands for; none for GroupStart, GroupEnd and Other.
+std::optional<model::OpKind> op_kind_of(CallKind kind);
+// The call kind of a scenario operation.
+CallKind call_kind_of(model::OpKind op);
 
 // Where a call stood when the trace ends.
 enum class CallState {
@@ -105,6 +93,8 @@ struct Call {
   std::optional<int> peer;     // world rank
   bool any_source = false;     // recv: MPI_ANY_SOURCE, matched by whichever sender comes (`recv COMM any BUF`)
   std::string stream;          // stream name; empty: the default stream ("main")
+  std::string key;             // store_set / store_wait / host_barrier: the host store key
+  std::vector<int> members;    // host_barrier: the world ranks it waits for (empty: every rank)
   bool symmetric = true;       // window register flag: NCCL_WIN_COLL_SYMMETRIC or not
   std::optional<int64_t> seq;  // the source's sequence number (record_id, opCount, line order)
   std::string origin;          // where it came from, for comments: "rank0.pkl entry 12", "log:123"
