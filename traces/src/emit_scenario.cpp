@@ -104,12 +104,14 @@ std::optional<OpKind> op_kind(CallKind k) {
   }
 }
 
-bool allowed_in_group(CallKind k) {
+// As the resolver's check_group_member: in the mpi profile a group may hold send and recv (MPI_Sendrecv,
+// nonblocking exchanges completed together).
+bool allowed_in_group(CallKind k, model::Profile profile) {
   auto op = op_kind(k);
   if (!op) return true;
-  OpClass cls = model::op_class(*op, model::Profile::Nccl);
+  OpClass cls = model::op_class(*op, profile);
   return !(cls == OpClass::DeviceSync || cls == OpClass::LocalAfterSync || cls == OpClass::StreamThenSync ||
-           cls == OpClass::HostPair);
+           (cls == OpClass::HostPair && profile != model::Profile::Mpi));
 }
 
 bool is_known_dtype(const std::string& d) {
@@ -147,7 +149,9 @@ class Emitter {
     std::string name = options_.name.empty() ? "imported from " + fmt : options_.name;
     std::string clean;
     for (char c : comment_text(name)) clean += (c == '"' || c == '\\') ? '\'' : c;
-    out_ << "name \"" << clean << "\"\n\n";
+    out_ << "name \"" << clean << "\"\n";
+    if (trace_.mpi) out_ << "set profile = mpi\n";
+    out_ << "\n";
   }
 
   void comms() {
@@ -287,7 +291,7 @@ class Emitter {
         emit("# not expressible: " + comment_text(reason) + tail, false);
         continue;
       }
-      if (depth > 0 && !allowed_in_group(c.kind)) {
+      if (depth > 0 && !allowed_in_group(c.kind, trace_.mpi ? model::Profile::Mpi : model::Profile::Nccl)) {
         emit(
             "# inside a group, where the language has no '" + std::string(call_kind_name(c.kind)) + "': " + stmt + tail,
             false);
@@ -447,6 +451,8 @@ class Emitter {
       case CallKind::Recv: {
         std::string n = comm();
         if (n.empty()) return "";
+        if (c.kind == CallKind::Recv && c.any_source && trace_.mpi)
+          return "recv " + n + " any " + buffer(c.buffer) + args(c, false, false);
         if (!valid_rank(c.peer)) {
           reason = std::string(kw) + " without a known peer";
           return "";

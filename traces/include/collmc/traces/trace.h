@@ -103,6 +103,7 @@ struct Call {
   std::string redop;           // sum | prod | max | min | avg; empty: unknown or not a reduction
   std::optional<int> root;     // world rank
   std::optional<int> peer;     // world rank
+  bool any_source = false;     // recv: MPI_ANY_SOURCE, matched by whichever sender comes (`recv COMM any BUF`)
   std::string stream;          // stream name; empty: the default stream ("main")
   bool symmetric = true;       // window register flag: NCCL_WIN_COLL_SYMMETRIC or not
   std::optional<int64_t> seq;  // the source's sequence number (record_id, opCount, line order)
@@ -135,7 +136,8 @@ struct RankTrace {
 };
 
 struct Trace {
-  std::string format;  // "recorder", "flight-recorder", "nccl-log"
+  std::string format;  // "recorder", "mpi-recorder", "flight-recorder", "nccl-log"
+  bool mpi = false;    // MPI calls: the scenario is written for `set profile = mpi`
   int world_size = 0;
   std::vector<Communicator> comms;
   std::map<int, RankTrace> ranks;  // by global rank; every rank 0..world_size-1 present as a key
