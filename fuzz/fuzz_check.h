@@ -6,6 +6,7 @@
 
 #include "collmc/model/parser.h"
 #include "collmc/model/source.h"
+#include "collmc/traces/open_orders.h"
 #include "collmc/traces/trace.h"
 
 namespace collmc::fuzz {
@@ -18,6 +19,18 @@ inline void check_trace(const traces::Trace& trace) {
     model::parse_string(text, "<emitted>");
   } catch (const model::InputError& e) {
     std::fprintf(stderr, "emitted scenario does not parse: %s\n%s\n", e.what(), text.c_str());
+    std::abort();
+  }
+  // The same with every kind of order opened: the any_order blocks must parse and resolve too.
+  traces::OpenOrdersOptions all;
+  for (auto kind : traces::all_open_kinds()) all.kinds.insert(kind);
+  auto opened = traces::open_orders(trace, all);
+  (void)traces::open_orders_summary(opened);
+  std::string opened_text = traces::emit_scenario(opened.trace);
+  try {
+    model::parse_string(opened_text, "<opened>");
+  } catch (const model::InputError& e) {
+    std::fprintf(stderr, "opened scenario does not parse: %s\n%s\n", e.what(), opened_text.c_str());
     std::abort();
   }
 }

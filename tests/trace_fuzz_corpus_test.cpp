@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "collmc/model/parser.h"
+#include "collmc/traces/open_orders.h"
 #include "collmc/traces/pickle.h"
 #include "collmc/traces/recorder_reader.h"
 #include "collmc/traces/trace.h"
@@ -52,6 +53,12 @@ bool scenario_parses(const traces::Trace& t) {
   std::string text = traces::emit_scenario(t);
   (void)traces::summarize(t);
   model::parse_string(text, "<emitted>");  // an InputError here fails the test through `replay`
+  // With every kind of order opened (fuzz_check.h does the same).
+  traces::OpenOrdersOptions all;
+  for (auto kind : traces::all_open_kinds()) all.kinds.insert(kind);
+  auto opened = traces::open_orders(t, all);
+  (void)traces::open_orders_summary(opened);
+  model::parse_string(traces::emit_scenario(opened.trace), "<opened>");
   return true;
 }
 

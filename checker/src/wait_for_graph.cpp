@@ -39,7 +39,9 @@ std::string what(const model::World& w, const WaitNode& n) {
     case WaitNode::Kind::StreamHead:
       return "is stuck at " + call_text(w, n.call);
     case WaitNode::Kind::Exited:
-      return "exited without calling";
+      // Not "exited": for an imported trace the rank was alive (holding the GIL, on a failed GPU); all
+      // the scenario says is that its calls end here.
+      return "stopped calling (its calls end here)";
   }
   return {};
 }
@@ -277,7 +279,7 @@ WaitForGraph build_wait_for_graph(const Semantics& semantics, const State& stuck
     if (to.kind != WaitNode::Kind::Exited) continue;
     const auto& from = g.nodes[static_cast<size_t>(e.from)];
     g.explanations.push_back(who(w, from) + " " + what(w, from) + " (" + e.label + ") for " + who(w, to) +
-                             ", which exited without calling");
+                             ", which never reached that call (its calls end before it)");
   }
   return g;
 }

@@ -3,6 +3,9 @@
 // Field names follow torch/csrc/distributed/c10d/FlightRecorderDetail.hpp and the analyzer in
 // torch/distributed/flight_recorder; docs/TRACES.md has the mapping.
 #include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -80,8 +83,21 @@ std::string want_string(const std::string& file, const json& obj, const char* ke
   return v->get<std::string>();
 }
 
+// An integer, or a string of one (test dumps and some torch versions write sequence ids as "12", "-1").
+std::optional<int64_t> integer_text(const std::string& s) {
+  size_t i = s.size() > 0 && s[0] == '-' ? 1 : 0;
+  if (i == s.size() || s.size() - i > 18) return std::nullopt;
+  for (size_t k = i; k < s.size(); ++k)
+    if (!std::isdigit(static_cast<unsigned char>(s[k]))) return std::nullopt;
+  return std::stoll(s);
+}
+
 int64_t want_int(const std::string& file, const json& obj, const char* key, const std::string& path) {
   const json* v = field(obj, key);
+  if (v && v->is_string()) {
+    if (auto n = integer_text(v->get_ref<const std::string&>())) return *n;
+    bad(file, path + "." + key + ": expected an integer, got \"" + v->get<std::string>() + "\"");
+  }
   if (!v || !v->is_number_integer()) bad(file, path + "." + key + ": expected an integer");
   if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
     bad(file, path + "." + key + ": integer out of range");
@@ -121,8 +137,10 @@ std::vector<int> parse_ranks(const std::string& file, const json& v, const std::
       while (true) {
         skip();
         size_t start = i;
-        while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) && i - start < 7) ++i;
+        while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
         if (i == start) bad(file, path + ": expected a rank number in \"" + s + "\"");
+        // Read whole, so an error names the number as written (never a truncated prefix of it).
+        if (i - start > 9) bad(file, path + ": rank " + s.substr(start, i - start) + " is out of range");
         add(std::stoll(s.substr(start, i - start)));
         skip();
         if (i < s.size() && s[i] == ',') {
@@ -217,7 +235,10 @@ std::string scenario_dtype(const std::string& t) {
 
 struct OpInfo {
   CallKind kind = CallKind::Other;
-  bool coalesced_marker = false;
+  bool coalesced_marker = false;  // "coalesced": only ever the end of a batch
+  // "ALLGATHER_coalesced", "allreduce_coalesced", ...: the end of a batch when entries with its sequence
+  // numbers come just before it (then it is dropped, the batch a group), else one collective of its own.
+  bool closes_batch = false;
   bool varying_count = false;  // uneven per-rank sizes are legal: leave the count out
   std::optional<int> p2p_group_src, p2p_group_dst;
 };
@@ -237,6 +258,7 @@ OpInfo classify(const std::string& file, const std::string& profiling_name, cons
       {"allreduce", CallKind::AllReduce},
       {"allreduce_coalesced", CallKind::AllReduce},
       {"all_reduce_coalesced", CallKind::AllReduce},
+      {"ALLREDUCE_coalesced", CallKind::AllReduce},
       {"broadcast", CallKind::Broadcast},
       {"_broadcast_oop", CallKind::Broadcast},
       {"reduce", CallKind::Reduce},
@@ -270,6 +292,7 @@ OpInfo classify(const std::string& file, const std::string& profiling_name, cons
     info.coalesced_marker = true;
     return info;
   }
+  info.closes_batch = name.ends_with("_coalesced");
   auto it = kinds.find(name);
   if (it == kinds.end()) return info;  // Other: kept as a comment
   info.kind = it->second;
@@ -331,27 +354,91 @@ class Builder {
     assign_ranks(dumps);
     for (auto& d : dumps) read_config(d);
     for (auto& d : dumps) read_entries(d);
+    for (const auto& [who, count] : non_member_)
+      trace_.findings.push_back("rank " + std::to_string(who.first) + " calls on pg " + who.second + " (" +
+                                std::to_string(count) + " entr" + (count == 1 ? "y" : "ies") +
+                                ") although its pg_config lists the group without it: a non-member call, or the "
+                                "dump is not this rank's");
+    report_stuck(dumps);
     align_dropped();
     finish();
     return std::move(trace_);
   }
 
  private:
+  // A dump's rank from its own fields: a top-level `rank`; else the sender of its sends / the receiver
+  // of its recvs (group rank -> global rank by its pg_config); else the one rank all its process groups
+  // share. nullopt when the fields do not say.
+  static std::optional<int> rank_from_fields(const Dump& d) {
+    if (const json* r = field(d.root, "rank")) {
+      int64_t v = want_int(d.file, d.root, "rank", "rank");
+      if (v < 0 || v >= kMaxWorld) bad(d.file, "rank: " + std::to_string(v) + " is out of range");
+      (void)r;
+      return static_cast<int>(v);
+    }
+    auto configs = parse_pg_config(d);
+    if (const json* entries = field(d.root, "entries"); entries && entries->is_array()) {
+      for (const auto& e : *entries) {
+        const json* name = field(e, "profiling_name");
+        const json* pg = field(e, "process_group");
+        if (!name || !name->is_string() || !pg || !pg->is_array() || pg->empty() || !(*pg)[0].is_string()) continue;
+        auto cfg = configs.find((*pg)[0].get<std::string>());
+        if (cfg == configs.end()) continue;
+        OpInfo op;
+        try {
+          op = classify(d.file, name->get<std::string>(), "entries");
+        } catch (const TraceInputError&) {
+          continue;  // read_entry reports it
+        }
+        std::optional<int> self = op.kind == CallKind::Send   ? op.p2p_group_src
+                                  : op.kind == CallKind::Recv ? op.p2p_group_dst
+                                                              : std::nullopt;
+        if (self && *self >= 0 && static_cast<size_t>(*self) < cfg->second.ranks.size())
+          return cfg->second.ranks[static_cast<size_t>(*self)];
+      }
+    }
+    std::optional<std::set<int>> common;
+    for (const auto& [name, pg] : configs) {
+      std::set<int> ranks(pg.ranks.begin(), pg.ranks.end());
+      if (!common) {
+        common = ranks;
+        continue;
+      }
+      std::set<int> both;
+      std::set_intersection(common->begin(), common->end(), ranks.begin(), ranks.end(),
+                            std::inserter(both, both.begin()));
+      common = both;
+    }
+    if (common && common->size() == 1) return *common->begin();
+    return std::nullopt;
+  }
+
+  // Ranks from the dumps' own fields first, then the file names' trailing numbers; never renumbered:
+  // two dumps of one rank, or a dump whose rank nothing says (with other dumps beside it), is an error.
   void assign_ranks(std::vector<Dump>& dumps) {
     std::map<int, const Dump*> seen;
-    bool by_order = false;
     for (auto& d : dumps) {
-      if (auto r = rank_from_file_name(d.file)) d.rank = *r;
-      if (d.rank < 0) by_order = true;
-      if (d.rank >= 0 && seen.count(d.rank))
+      std::optional<int> by_fields = rank_from_fields(d);
+      std::optional<int> by_name = rank_from_file_name(d.file);
+      if (by_fields) {
+        d.rank = *by_fields;
+        if (by_name && *by_name != *by_fields)
+          trace_.notes.push_back(d.file + ": its fields say rank " + std::to_string(*by_fields) + ", its file name " +
+                                 std::to_string(*by_name) + "; rank " + std::to_string(*by_fields) + " is used");
+      } else if (by_name) {
+        d.rank = *by_name;
+      } else if (dumps.size() == 1) {
+        d.rank = 0;
+        trace_.notes.push_back(d.file + ": neither its fields nor its file name say its rank; read as rank 0");
+      } else {
+        bad(d.file,
+            "cannot tell which rank this dump is: it has no `rank` field, its sends, recvs and process groups do not "
+            "single one out, and its file name does not end in a rank number (name it like nccl_trace_rank_3)");
+      }
+      if (seen.count(d.rank))
         bad(d.file, "a second dump for rank " + std::to_string(d.rank) + " (the first is " + seen[d.rank]->file +
                         "): import one dump per rank, e.g. the pickles of one snapshot");
       seen[d.rank] = &d;
-    }
-    if (by_order) {
-      for (size_t i = 0; i < dumps.size(); ++i) dumps[i].rank = static_cast<int>(i);
-      trace_.notes.push_back(
-          "the dump file names do not end in distinct rank numbers; ranks were assigned in file order");
     }
   }
 
@@ -416,6 +503,7 @@ class Builder {
     const PgConfig* cfg = find_config(d.rank, pg_name);
     if (!cfg) bad(d.file, path + ".process_group: '" + pg_name + "' is not in pg_config");
     out.comm = comm_id(*cfg);
+    if (std::find(cfg->ranks.begin(), cfg->ranks.end(), d.rank) == cfg->ranks.end()) ++non_member_[{d.rank, pg_name}];
     out.op = classify(d.file, profiling, path);
     out.collective_seq =
         opt_int(d.file, e, "collective_seq_id", path).value_or(opt_int(d.file, e, "seq_id", path).value_or(-1));
@@ -468,11 +556,73 @@ class Builder {
     return nullptr;
   }
 
+  // Evidence that a rank is stuck or faulted rather than merely behind: far more entries that never
+  // completed than the other ranks (the GPU stopped finishing work), and a group status whose last
+  // completed collective lags its peers' by more than one.
+  void report_stuck(const std::vector<Dump>& dumps) {
+    std::map<int, size_t> open;
+    std::map<int, std::string> oldest_open;
+    for (const auto& [rank, list] : entries_) {
+      size_t n = 0;
+      for (const auto& e : list) {
+        if (e.call.state == CallState::Completed) continue;
+        if (n++ == 0)
+          oldest_open[rank] =
+              e.call.origin + " (" + (e.call.state == CallState::Started ? "started" : "scheduled") + ")";
+      }
+      open[rank] = n;
+    }
+    if (open.size() >= 2) {
+      std::vector<size_t> counts;
+      for (const auto& [rank, n] : open) counts.push_back(n);
+      std::sort(counts.begin(), counts.end());
+      const size_t median = counts[(counts.size() - 1) / 2];
+      for (const auto& [rank, n] : open) {
+        if (n < 10 || n < 2 * median + 5) continue;
+        size_t lo = SIZE_MAX, hi = 0;
+        for (const auto& [other, m] : open)
+          if (other != rank) lo = std::min(lo, m), hi = std::max(hi, m);
+        trace_.findings.push_back("rank " + std::to_string(rank) + " looks stuck or faulted: " + std::to_string(n) +
+                                  " entries never completed, against " +
+                                  (lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi)) +
+                                  " on the other ranks; the oldest is " + oldest_open[rank] +
+                                  " (a GPU fault or a kernel that never finished stops every later entry)");
+      }
+    }
+    // pg_status: {pg: {last_enqueued_collective, last_started_collective, last_completed_collective}}.
+    std::map<std::string, std::map<int, int64_t>> completed;
+    for (const auto& d : dumps) {
+      const json* status = field(d.root, "pg_status");
+      if (!status || !status->is_object()) continue;
+      for (const auto& [pg, st] : status->items()) {
+        if (!st.is_object() || !field(st, "last_completed_collective")) continue;
+        try {
+          completed[pg][d.rank] = want_int(d.file, st, "last_completed_collective", "pg_status[\"" + pg + "\"]");
+        } catch (const TraceInputError&) {
+          continue;  // a status we cannot read is no evidence
+        }
+      }
+    }
+    for (const auto& [pg, by_rank] : completed) {
+      if (by_rank.size() < 2) continue;
+      int64_t best = INT64_MIN;
+      for (const auto& [rank, seq] : by_rank) best = std::max(best, seq);
+      for (const auto& [rank, seq] : by_rank)
+        if (best - seq >= 2)
+          trace_.findings.push_back("rank " + std::to_string(rank) + " lags on pg " + pg + ": its last completed " +
+                                    "collective is #" + std::to_string(seq) + ", another rank's #" +
+                                    std::to_string(best) + " (" + std::to_string(best - seq) +
+                                    " behind, from pg_status): it stopped making progress there");
+    }
+  }
+
   // A rank whose ring buffer dropped old entries starts later than its peers: leave out, on every
   // rank, the collectives of each group older than the oldest one every such rank still holds, so
   // the ranks' programs line up again.
   void align_dropped() {
     if (dropped_.empty()) return;
+    std::vector<int> dropped_ranks;
+    for (const auto& [rank, first] : dropped_) dropped_ranks.push_back(rank);
     std::map<std::string, int64_t> cut;
     for (const auto& [rank, first] : dropped_) {
       std::map<std::string, int64_t> oldest;
@@ -497,8 +647,8 @@ class Builder {
       }
       if (removed > 0)
         trace_.notes.push_back("the collectives on " + label_of(comm) + " before #" + std::to_string(seq) +
-                               " are left out on every rank (" + std::to_string(removed) +
-                               " entries): a ring buffer dropped some of them");
+                               " are left out on every rank (" + std::to_string(removed) + " entries): the ring " +
+                               "buffer of " + rank_phrase(dropped_ranks) + " no longer holds them");
     }
   }
 
@@ -523,8 +673,11 @@ class Builder {
       const auto& list = entries_[r];
       for (size_t i = 0; i < list.size(); ++i) {
         const Entry& e = list[i];
+        if ((e.op.coalesced_marker || e.op.closes_batch) && wrap_coalesced(list, i, t.calls)) continue;
         if (e.op.coalesced_marker) {
-          wrap_coalesced(list, i, t.calls);
+          Call other = e.call;  // a batch end with no batch before it
+          other.kind = CallKind::Other;
+          t.calls.push_back(other);
           continue;
         }
         t.calls.push_back(e.call);
@@ -539,22 +692,18 @@ class Builder {
 
   // "nccl:coalesced" closes a coalescing group: the entries just before it on the same group with the
   // same sequence numbers were issued together, as one ncclGroupStart/End.
-  static void wrap_coalesced(const std::vector<Entry>& list, size_t marker, std::vector<Call>& calls) {
+  // Returns false (and adds nothing) when no entry of the batch comes before the marker.
+  static bool wrap_coalesced(const std::vector<Entry>& list, size_t marker, std::vector<Call>& calls) {
     const Entry& m = list[marker];
     size_t n = 0;
     while (n < marker && n < calls.size()) {
       const Entry& prev = list[marker - 1 - n];
-      if (prev.op.coalesced_marker || prev.comm != m.comm || prev.collective_seq != m.collective_seq ||
-          prev.p2p_seq != m.p2p_seq)
+      if (prev.op.coalesced_marker || prev.op.closes_batch || prev.comm != m.comm ||
+          prev.collective_seq != m.collective_seq || prev.p2p_seq != m.p2p_seq)
         break;
       ++n;
     }
-    if (n == 0) {
-      Call other = m.call;
-      other.kind = CallKind::Other;
-      calls.push_back(other);
-      return;
-    }
+    if (n == 0) return false;
     Call start;
     start.kind = CallKind::GroupStart;
     start.state = calls[calls.size() - n].state;
@@ -564,14 +713,20 @@ class Builder {
     end.kind = CallKind::GroupEnd;
     end.state = m.call.state;
     calls.push_back(end);
+    return true;
   }
 
   void note_once(const std::string& note) {
     if (std::find(trace_.notes.begin(), trace_.notes.end(), note) == trace_.notes.end()) trace_.notes.push_back(note);
   }
 
+  static std::string rank_phrase(const std::vector<int>& ranks) {
+    return std::string(ranks.size() == 1 ? "rank " : "ranks ") + rank_list(ranks);
+  }
+
   Trace trace_;
   int world_ = 0;
+  std::map<std::pair<int, std::string>, size_t> non_member_;  // (rank, pg name) -> calls
   std::map<int, std::map<std::string, PgConfig>> configs_;
   std::map<std::string, size_t> comm_index_;
   std::map<int, std::vector<Entry>> entries_;

@@ -100,6 +100,7 @@ std::vector<std::string> summarize(const Trace& trace) {
     }
   };
 
+  for (const auto& f : trace.findings) add(f);
   // Per comm, per member: its matched calls in order (threads one after the other).
   for (const auto& comm : trace.comms) {
     for (const char* sequence : {"init", "register", "collective"}) summarize_sequence(trace, comm, sequence, add);

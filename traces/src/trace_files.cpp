@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 
 #include "collmc/traces/import.h"
@@ -84,28 +85,87 @@ TraceFormat detect_trace_format(const std::string& file) {
 }
 
 Trace import_traces(const std::vector<std::string>& paths, TraceFormat format) {
-  std::vector<std::string> files = expand_trace_paths(paths);
-  if (format == TraceFormat::Auto) {
-    format = detect_trace_format(files.front());
-    for (size_t i = 1; i < files.size(); ++i) {
-      TraceFormat f = detect_trace_format(files[i]);
-      if (f != format)
-        throw TraceInputError(files[i], 0, 0, 0,
-                              std::string("is a ") + trace_format_name(f) + " trace but " + files.front() + " is a " +
-                                  trace_format_name(format) + " trace: import one format at a time (--format)");
+  namespace fs = std::filesystem;
+  // Files named on the command line must be traces; files found in a directory that are not (a job's
+  // own log, a fault-injection record, a README) are skipped, one finding per file.
+  std::vector<std::string> named, found;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    auto& into = fs::is_directory(p, ec) ? found : named;
+    for (auto& f : expand_trace_paths({p})) into.push_back(std::move(f));
+  }
+  std::vector<std::string> skipped;
+  std::map<std::string, TraceFormat> detected;
+  for (const auto& f : named) detected[f] = detect_trace_format(f);
+  std::map<TraceFormat, size_t> votes;
+  std::vector<std::string> readable;
+  for (const auto& f : found) {
+    try {
+      detected[f] = detect_trace_format(f);
+      ++votes[detected[f]];
+      readable.push_back(f);
+    } catch (const TraceInputError& e) {
+      skipped.push_back("skipped " + f + ": not a trace (" + e.message() + ")");
     }
   }
+  if (format == TraceFormat::Auto) {
+    if (!named.empty()) {
+      format = detected[named.front()];
+    } else if (!votes.empty()) {
+      // The format most of the directory's files are in; a tie is not guessed.
+      size_t best = 0, ties = 0;
+      for (const auto& [f, n] : votes) {
+        if (n > best) {
+          best = n;
+          format = f;
+          ties = 1;
+        } else if (n == best) {
+          ++ties;
+        }
+      }
+      if (ties > 1)
+        throw TraceInputError(found.front(), 0, 0, 0,
+                              "the directory holds as many traces of one format as of another: import one format "
+                              "at a time (--format)");
+    }
+  }
+  std::vector<std::string> files;
+  for (const auto& f : named) {
+    if (detected[f] != format)
+      throw TraceInputError(f, 0, 0, 0,
+                            std::string("is a ") + trace_format_name(detected[f]) + " trace but " +
+                                (named.front() == f ? std::string("--format is ") : named.front() + " is a ") +
+                                trace_format_name(format) + (named.front() == f ? "" : " trace") +
+                                ": import one format at a time (--format)");
+    files.push_back(f);
+  }
+  for (const auto& f : readable) {
+    if (detected[f] != format) {
+      skipped.push_back("skipped " + f + ": a " + std::string(trace_format_name(detected[f])) + " file among " +
+                        trace_format_name(format) + " traces");
+      continue;
+    }
+    files.push_back(f);
+  }
+  if (files.empty())
+    throw TraceInputError(paths.empty() ? "" : paths.front(), 0, 0, 0,
+                          "no trace file: " + std::to_string(skipped.size()) + " file(s) skipped as not traces");
+  Trace trace;
   switch (format) {
     case TraceFormat::Recorder:
-      return read_recorder_traces(files);
-    case TraceFormat::FlightRecorder:
-      return read_flight_recorder(files);
-    case TraceFormat::NcclLog:
-      return read_nccl_logs(files);
-    case TraceFormat::Auto:
+      trace = read_recorder_traces(files);
       break;
+    case TraceFormat::FlightRecorder:
+      trace = read_flight_recorder(files);
+      break;
+    case TraceFormat::NcclLog:
+      trace = read_nccl_logs(files);
+      break;
+    case TraceFormat::Auto:
+      throw TraceInputError(files.front(), 0, 0, 0, "no reader for this format");
   }
-  throw TraceInputError(files.front(), 0, 0, 0, "no reader for this format");
+  trace.findings.insert(trace.findings.begin(), skipped.begin(), skipped.end());
+  return trace;
 }
 
 }  // namespace collmc::traces

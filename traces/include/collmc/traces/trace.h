@@ -132,6 +132,9 @@ struct Trace {
   std::vector<Communicator> comms;
   std::map<int, RankTrace> ranks;  // by global rank; every rank 0..world_size-1 present as a key
   std::vector<std::string> notes;  // what is partial or guessed, said plainly
+  // What the reader saw beyond the calls, printed first by summarize(): files skipped, a rank that looks
+  // stuck or faulted, a call on a group the rank's own dump says excludes it.
+  std::vector<std::string> findings = {};
 };
 
 struct EmitOptions {
