@@ -1,11 +1,15 @@
-// collmc record [--out DIR] -- PROGRAM ARGS...: runs PROGRAM with the recorder (libcollmc_record.so)
-// preloaded, so every process it starts writes DIR/collmc-trace.<host>.<pid>.jsonl; then lists the
-// files written and exits as the program did.
+// collmc record [--out DIR] [--recorder auto|nccl|mpi] [--time-limit S] -- PROGRAM ARGS...: runs PROGRAM
+// with a recorder preloaded (libcollmc_record.so for NCCL, libcollmc_record_mpi.so for MPI programs), so
+// every process it starts writes DIR/collmc-trace.<host>.<pid>.jsonl; then lists the files written and
+// exits as the program did. Under mpirun the preload is handed to every rank (Open MPI: `-x`).
+#include <elf.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -21,28 +25,117 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// $COLLMC_RECORDER, else one next to the binary or installed with it, else the one built with it.
-std::string find_recorder() {
+enum class RecorderKind { Nccl, Mpi };
+
+// $COLLMC_RECORDER (NCCL) / $COLLMC_RECORDER_MPI, else one next to the binary or installed with it, else
+// the one built with it.
+std::string find_recorder(RecorderKind kind) {
+  const bool mpi = kind == RecorderKind::Mpi;
+  const char* env_name = mpi ? "COLLMC_RECORDER_MPI" : "COLLMC_RECORDER";
+  const std::string file = mpi ? "libcollmc_record_mpi.so" : "libcollmc_record.so";
   std::vector<fs::path> candidates;
-  if (const char* env = std::getenv("COLLMC_RECORDER"); env != nullptr && *env != '\0') {
-    if (!fs::is_regular_file(env)) throw std::runtime_error(std::string("$COLLMC_RECORDER names no file: ") + env);
+  if (const char* env = std::getenv(env_name); env != nullptr && *env != '\0') {
+    if (!fs::is_regular_file(env)) throw std::runtime_error(std::string("$") + env_name + " names no file: " + env);
     return fs::absolute(env).string();
   }
   // Relative to this binary first, so that an installed collmc uses the recorder installed with it.
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    candidates.push_back(exe.parent_path() / "libcollmc_record.so");
-    candidates.push_back(exe.parent_path() / COLLMC_RECORDER_FROM_BINARY / "libcollmc_record.so");
+    candidates.push_back(exe.parent_path() / file);
+    candidates.push_back(exe.parent_path() / COLLMC_RECORDER_FROM_BINARY / file);
   }
 #ifdef COLLMC_RECORDER_PATH
-  candidates.emplace_back(COLLMC_RECORDER_PATH);
+  if (!mpi) candidates.emplace_back(COLLMC_RECORDER_PATH);
+#endif
+#ifdef COLLMC_RECORDER_MPI_PATH
+  if (mpi) candidates.emplace_back(COLLMC_RECORDER_MPI_PATH);
 #endif
   for (const auto& c : candidates)
     if (fs::is_regular_file(c, ec)) return c.string();
-  throw std::runtime_error(
-      "cannot find libcollmc_record.so (built with collmc when the CUDA/NCCL headers are found); "
-      "set COLLMC_RECORDER to its path");
+  throw std::runtime_error("cannot find " + file + " (built with collmc when " +
+                           (mpi ? std::string("an MPI library is") : std::string("the CUDA/NCCL headers are")) +
+                           " found); set " + env_name + " to its path");
+}
+
+// `name` as execvp would find it, or "" when it is not there.
+fs::path on_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return fs::exists(name) ? fs::path(name) : fs::path();
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t colon = dirs.find(':', start);
+    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+    fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec) && access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return {};
+}
+
+// The DT_NEEDED names of a 64-bit ELF file (empty for anything else: a script, a 32-bit program).
+std::vector<std::string> needed_libraries(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> out;
+  if (bytes.size() < sizeof(Elf64_Ehdr) ||
+      bytes.compare(0, 4,
+                    "\x7f"
+                    "ELF") != 0 ||
+      bytes[EI_CLASS] != ELFCLASS64)
+    return out;
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, bytes.data(), sizeof eh);
+  auto section = [&](size_t i) {
+    Elf64_Shdr sh{};
+    const size_t at = eh.e_shoff + i * sizeof(Elf64_Shdr);
+    if (at + sizeof sh <= bytes.size()) std::memcpy(&sh, bytes.data() + at, sizeof sh);
+    return sh;
+  };
+  for (size_t i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr dyn = section(i);
+    if (dyn.sh_type != SHT_DYNAMIC || dyn.sh_link >= eh.e_shnum) continue;
+    Elf64_Shdr str = section(dyn.sh_link);
+    for (size_t at = dyn.sh_offset;
+         at + sizeof(Elf64_Dyn) <= std::min<size_t>(bytes.size(), dyn.sh_offset + dyn.sh_size);
+         at += sizeof(Elf64_Dyn)) {
+      Elf64_Dyn d;
+      std::memcpy(&d, bytes.data() + at, sizeof d);
+      if (d.d_tag == DT_NULL) break;
+      const size_t name_at = str.sh_offset + d.d_un.d_val;
+      if (d.d_tag == DT_NEEDED && name_at < bytes.size()) out.emplace_back(bytes.c_str() + name_at);
+    }
+  }
+  return out;
+}
+
+bool is_mpi_launcher(const std::string& program) {
+  const std::string base = fs::path(program).filename().string();
+  return base == "mpirun" || base == "mpiexec" || base == "orterun" || base == "prterun" ||
+         base.rfind("mpirun.", 0) == 0 || base.rfind("mpiexec.", 0) == 0;
+}
+
+// An MPI program: started by an MPI launcher, or linked with libmpi.
+bool is_mpi_program(const std::vector<std::string>& program) {
+  if (is_mpi_launcher(program[0])) return true;
+  const fs::path exe = on_path(program[0]);
+  if (exe.empty()) return false;
+  for (const auto& lib : needed_libraries(exe))
+    if (lib.rfind("libmpi", 0) == 0) return true;
+  return false;
+}
+
+// Open MPI's launcher does not hand its environment to ranks on other hosts: `-x VAR=VALUE` does.
+bool is_open_mpi_launcher(const std::string& program) {
+  std::error_code ec;
+  const fs::path exe = on_path(program);
+  if (exe.empty()) return false;
+  const std::string real = fs::canonical(exe, ec).string();
+  return real.find("openmpi") != std::string::npos || real.find("orterun") != std::string::npos ||
+         real.find("prterun") != std::string::npos;
 }
 
 std::set<std::string> trace_files_in(const fs::path& dir) {
@@ -67,11 +160,30 @@ size_t count_lines(const std::string& path) {
 int cmd_record(const std::vector<std::string>& args) {
   po::options_description d;
   d.add_options()("out,o", po::value<std::string>()->default_value("collmc-traces")->value_name("DIR"),
-                  "directory for the trace files (collmc-trace.<host>.<pid>.jsonl, one per process)");
-  const auto [vm, program] = parse_before_program(args, d, "record needs a program: collmc record -- PROGRAM ARGS...");
+                  "directory for the trace files (collmc-trace.<host>.<pid>.jsonl, one per process)")(
+      "recorder", po::value<std::string>()->default_value("auto")->value_name("KIND"),
+      "auto (mpi for a program started by mpirun/mpiexec or linked with libmpi, else nccl), nccl or mpi")(
+      "time-limit", po::value<double>()->value_name("S"),
+      "stop the program (SIGTERM to its process group, SIGKILL 2 s later) after S seconds and exit 124: the "
+      "traces then show where each process was");
+  const auto [vm, program_args] =
+      parse_before_program(args, d, "record needs a program: collmc record -- PROGRAM ARGS...");
+  std::vector<std::string> program = program_args;
   const std::string out_dir = vm["out"].as<std::string>();
+  const std::string which = vm["recorder"].as<std::string>();
+  if (which != "auto" && which != "nccl" && which != "mpi")
+    throw po::error("record: --recorder must be auto, nccl or mpi, not '" + which + "'");
+  const RecorderKind kind = which == "mpi"            ? RecorderKind::Mpi
+                            : which == "nccl"         ? RecorderKind::Nccl
+                            : is_mpi_program(program) ? RecorderKind::Mpi
+                                                      : RecorderKind::Nccl;
+  double time_limit = 0;
+  if (vm.count("time-limit")) {
+    time_limit = vm["time-limit"].as<double>();
+    if (!(time_limit > 0)) throw po::error("record: --time-limit must be a positive number of seconds");
+  }
 
-  const std::string recorder = find_recorder();
+  const std::string recorder = find_recorder(kind);
   fs::create_directories(out_dir);
   const fs::path dir = fs::absolute(out_dir);  // absolute: the program may change directory
   const std::set<std::string> before = trace_files_in(dir);
@@ -79,6 +191,14 @@ int cmd_record(const std::vector<std::string>& args) {
   std::string preload = recorder;
   if (const char* old = std::getenv("LD_PRELOAD"); old != nullptr && *old != '\0')
     preload = std::string(old) + ":" + recorder;
+  // Open MPI's mpirun: the preload goes to the ranks only (-x), not into mpirun itself, which needs no MPI.
+  const bool forward_with_x =
+      kind == RecorderKind::Mpi && is_mpi_launcher(program[0]) && is_open_mpi_launcher(program[0]);
+  if (forward_with_x) {
+    program.insert(program.begin() + 1, {"-x", "LD_PRELOAD=" + preload, "-x", "COLLMC_TRACE_DIR=" + dir.string()});
+  }
+  std::cerr << "collmc record: " << (kind == RecorderKind::Mpi ? "MPI" : "NCCL") << " recorder " << recorder
+            << (forward_with_x ? " (handed to every rank with mpirun -x)" : "") << "\n";
 
   // Like system(3): the program gets the terminal's signals, collmc waits for it.
   struct sigaction ignore {
@@ -91,7 +211,8 @@ int cmd_record(const std::vector<std::string>& args) {
   if (child == 0) {
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
-    setenv("LD_PRELOAD", preload.c_str(), 1);
+    if (time_limit > 0) setpgid(0, 0);  // its own process group, so the time limit stops all of it
+    if (!forward_with_x) setenv("LD_PRELOAD", preload.c_str(), 1);
     setenv("COLLMC_TRACE_DIR", dir.c_str(), 1);
     std::vector<char*> argv;
     for (const auto& a : program) argv.push_back(const_cast<char*>(a.c_str()));
@@ -100,8 +221,29 @@ int cmd_record(const std::vector<std::string>& args) {
     std::cerr << "collmc record: cannot run '" << program[0] << "': " << std::strerror(errno) << "\n";
     _exit(127);
   }
+  if (time_limit > 0) setpgid(child, child);  // also here: whichever runs first
   int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  bool timed_out = false;
+  if (time_limit > 0) {
+    const auto start = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    bool terminated = false, killed = false;
+    for (;;) {
+      const pid_t r = waitpid(child, &status, WNOHANG);
+      if (r == child || (r < 0 && errno != EINTR)) break;
+      if (!terminated && elapsed() > time_limit) {
+        kill(-child, SIGTERM);
+        terminated = timed_out = true;
+      } else if (terminated && !killed && elapsed() > time_limit + 2) {
+        kill(-child, SIGKILL);
+        killed = true;
+      }
+      usleep(20 * 1000);
+    }
+    if (killed || terminated) kill(-child, SIGKILL);  // what is left of the group (an orphaned rank)
+  } else {
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
@@ -111,8 +253,17 @@ int cmd_record(const std::vector<std::string>& args) {
     if (!before.count(f)) written.push_back(f);
   std::cerr << "collmc record: " << written.size() << " trace file" << (written.size() == 1 ? "" : "s") << " in "
             << dir.string()
-            << (written.empty() ? " (the program made no NCCL or CUDA runtime call the recorder sees)" : "") << "\n";
+            << (written.empty()
+                    ? (kind == RecorderKind::Mpi ? " (the program made no MPI call the recorder sees)"
+                                                 : " (the program made no NCCL or CUDA runtime call the recorder sees)")
+                    : "")
+            << "\n";
   for (const auto& f : written) std::cerr << "  " << f << " (" << count_lines(f) << " lines)\n";
+  if (timed_out) {
+    std::cerr << "collmc record: the program ran past --time-limit " << time_limit
+              << " s and was stopped; a call entered and never returned is where its process stopped\n";
+    return 124;
+  }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) {
     std::cerr << "collmc record: the program was killed by signal " << WTERMSIG(status) << "\n";

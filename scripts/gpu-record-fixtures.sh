@@ -4,13 +4,22 @@
 # results out as OUTDIR/<program>/{recorder,flight_recorder,nccl_log,logs}/ plus OUTDIR/<program>/outcome.txt.
 # Two of the programs hang on purpose: every run has a hard time limit, stragglers are killed, and the
 # whole script finishes in under 4 minutes, leaving no process behind.
-# Usage: scripts/gpu-record-fixtures.sh RECORDER_SO OUTDIR
+# Usage: scripts/gpu-record-fixtures.sh RECORDER_SO OUTDIR [PROGRAM...]
+# (no PROGRAM: the first three; tests/gpu_fixtures/programs.py lists them all). Python: $PYTHON, else
+# /opt/torch/.venv/bin/python where it exists, else python3.
 set -uo pipefail
 recorder=$(readlink -f "${1:?path to libcollmc_record.so}")
 out=${2:?output directory}
 [ -f "$recorder" ] || { echo "no recorder at $1" >&2; exit 2; }
 here=$(cd "$(dirname "$0")/.." && pwd)
 programs_py="$here/tests/gpu_fixtures/programs.py"
+if [ -z "${PYTHON:-}" ]; then
+  PYTHON=python3
+  [ -x /opt/torch/.venv/bin/python ] && PYTHON=/opt/torch/.venv/bin/python
+fi
+shift 2
+programs=("$@")
+[ ${#programs[@]} -gt 0 ] || programs=(mempool_same_order mempool_opposite_order skipped_collective)
 mkdir -p "$out"
 out=$(readlink -f "$out")
 script_start=$SECONDS
@@ -22,7 +31,7 @@ export MASTER_ADDR=127.0.0.1 WORLD_SIZE=2 PYTHONUNBUFFERED=1
 {
   echo "date: $(date -u +%FT%TZ)"
   nvidia-smi -L 2>&1 | head -4
-  timeout 60 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version())' 2>&1
+  timeout 60 "$PYTHON" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version())' 2>&1
 } > "$out/versions.txt"
 cat "$out/versions.txt"
 
@@ -42,7 +51,7 @@ run_program() {
     TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 \
     TORCH_FR_DUMP_TEMP_FILE="$dir/flight_recorder/fr_timeout_" \
     TORCH_NCCL_DEBUG_INFO_TEMP_FILE="$dir/flight_recorder/fr_timeout_" \
-      setsid timeout -s TERM -k 5 "$limit" python3 "$programs_py" "$name" "$dir" \
+      setsid timeout -s TERM -k 5 "$limit" "$PYTHON" "$programs_py" "$name" "$dir" \
       > "$dir/logs/rank$rank.out" 2>&1 &
     pids+=($!)
   done
@@ -69,9 +78,18 @@ run_program() {
   ls -lR "$dir" | sed 's/^/  /'
 }
 
-run_program mempool_same_order 80 29611
-run_program mempool_opposite_order 45 29612
-run_program skipped_collective 60 29613
+# Time limits: the programs that complete get room, the ones that hang are cut soon after the hang.
+port=29611
+for name in "${programs[@]}"; do
+  case $name in
+    mempool_same_order | pool_order_by_free_memory) limit=80 ;;
+    mempool_opposite_order | pool_order_by_free_memory_skewed) limit=45 ;;
+    skipped_collective) limit=60 ;;
+    *) echo "unknown program $name" >&2; continue ;;
+  esac
+  run_program "$name" "$limit" "$port"
+  port=$((port + 1))
+done
 
 echo "== leftovers"
 sleep 1

@@ -177,7 +177,9 @@ TEST(MpiReplayStore, ThreadsAndTheScheduleOrderCompleteThroughTheStore) {
   model::World w = model::load_world(source_dir() + "/examples/mpi_correct_program.cmc");
   replay::ReplayPlan plan = replay::plan_for_scenario(w, {});
   ASSERT_GT(plan.turns, 4);
-  replay::ReplayReport report = replay::replay(plan, through_mpirun());
+  // A program that must complete gets a long watchdog: four ranks of three threads each (main, helper,
+  // the store's mirror) on a loaded two-core machine may stall for seconds without hanging.
+  replay::ReplayReport report = replay::replay(plan, through_mpirun(30));
   EXPECT_EQ(report.outcome, replay::Outcome::Completed) << replay::text_report(report);
   size_t timed = 0;
   for (const auto& r : report.ranks) {

@@ -477,6 +477,15 @@ class Issuer {
   }
 
   bool host_pair(const Call& c) {
+    if (c.any_source) {
+      // MPI_ANY_SOURCE: no pair yet; a MatchAny step (step_relation.cpp) picks the sender.
+      waits_.push_back(Wait{.kind = WaitKind::P2pAny,
+                            .dir = 1,
+                            .comm = static_cast<uint16_t>(c.comm),
+                            .call = static_cast<uint32_t>(c.id),
+                            .count = effective_count(c)});
+      return true;
+    }
     auto& pp = p2p(c.comm, c.peer);
     const bool send = c.kind == OpKind::Send;
     const uint32_t idx = send ? pp.sends++ : pp.recvs++;

@@ -30,6 +30,11 @@ CheckResult check(const model::World& world, const SearchOptions& options) {
       s.slot = static_cast<int>(step.slot);
       if (step.kind == StepKind::CompletePair) s.peer = step.peer;
     }
+    if (step.kind == StepKind::MatchAny) {
+      s.comm = step.comm;
+      s.slot = static_cast<int>(step.slot);
+      s.peer = step.peer;
+    }
     s.text = semantics.describe_step(step);
     for (int c : s.calls) r.executed[step.rank][step.thread].push_back(c);
     r.schedule.push_back(std::move(s));

@@ -62,6 +62,11 @@ std::string Semantics::describe_step(const Step& step) const {
       out << "device: send/recv " << step.slot << " on " << world_.comm_name(step.comm) << " from rank " << step.rank
           << " to rank " << step.peer << " completes";
       break;
+    case StepKind::MatchAny: {
+      out << "rank " << step.rank << " " << thread_name() << ": its receive from any rank on "
+          << world_.comm_name(step.comm) << " takes send " << step.slot << " of rank " << step.peer;
+      break;
+    }
   }
   return out.str();
 }
@@ -118,6 +123,10 @@ std::string Semantics::describe_wait(const State& s, int /*rank*/, const Wait& w
       out = std::string("waits for the matching ") + (w.dir == 0 ? "recv" : "send") + " of rank " +
             std::to_string(w.peer);
       missing.push_back("rank " + std::to_string(w.peer) + " (" + where_is(s, static_cast<int>(w.peer)) + ")");
+      break;
+    case WaitKind::P2pAny:
+      out = "waits for a message from any rank of " + comm.name + " (MPI_ANY_SOURCE)";
+      for (int m : comm.members) missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
       break;
     case WaitKind::Teardown:
       out = "waits for every member to destroy " + comm.name + " (it is connected)";
@@ -299,6 +308,16 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
             d.target_rank = static_cast<int>(w.peer);
             d.label = (w.kind == WaitKind::P2pConnect ? "p2p connect on " : "send/recv on ") + world_.comm_name(w.comm);
             out.push_back(d);
+            break;
+          case WaitKind::P2pAny:
+            // Any member may send: the thread depends on each of them.
+            d.comm = w.comm;
+            d.label = "recv from any rank on " + world_.comm_name(w.comm);
+            for (int m : world_.comms[w.comm].members)
+              if (m != r) {
+                d.target_rank = m;
+                out.push_back(d);
+              }
             break;
           case WaitKind::Teardown:
             d.comm = w.comm;

@@ -31,8 +31,12 @@ void PersistentSetReduction::successors(const State& s, std::vector<Transition>&
   std::vector<char> reads_device(static_cast<size_t>(ranks), 0);
   std::vector<std::vector<char>> enabled(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) enabled[static_cast<size_t>(r)].assign(static_cast<size_t>(info_.threads(r)), 0);
+  // A receive from any rank (MatchAny) may also take a send that another rank has yet to issue: its
+  // rank's steps are no persistent set; the other ranks' steps commute with it (a later match still can).
+  std::vector<char> matches_any(static_cast<size_t>(ranks), 0);
   for (const auto& t : all) {
     if (is_completion(t.step)) continue;
+    if (t.step.kind == StepKind::MatchAny) matches_any[t.step.rank] = 1;
     ++count[t.step.rank];
     enabled[t.step.rank][t.step.thread] = 1;
     if (info_.step_reads_device(t.step)) reads_device[t.step.rank] = 1;
@@ -40,7 +44,7 @@ void PersistentSetReduction::successors(const State& s, std::vector<Transition>&
   int best = -1;
   for (int r = 0; r < ranks; ++r) {
     const auto ru = static_cast<size_t>(r);
-    if (count[ru] == 0) continue;
+    if (count[ru] == 0 || matches_any[ru]) continue;
     bool all_live_enabled = true;
     for (int t = 0; t < info_.threads(r); ++t)
       if (info_.thread_live(s, r, t) && !enabled[ru][static_cast<size_t>(t)]) all_live_enabled = false;

@@ -155,6 +155,8 @@ bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
               (kDestroyed | kAborted)))
           return false;
       return true;
+    case WaitKind::P2pAny:
+      return false;  // a MatchAny step removes it
   }
   return false;
 }
@@ -276,6 +278,63 @@ void Semantics::successors(const State& s, std::vector<Transition>& out) const {
     }
   }
   device_successors(s, out);
+  match_any_successors(s, out);
+}
+
+// A thread blocked in `recv COMM any` (MPI_ANY_SOURCE) takes the next send to it of any member that has
+// issued one and waits in it: one successor per such sender, so the search tries every match. Per sender the
+// order is kept (MPI's non-overtaking rule): the wildcard takes that sender's oldest unmatched send.
+void Semantics::match_any_successors(const State& s, std::vector<Transition>& out) const {
+  for (int r = 0; r < world_.ranks; ++r) {
+    const auto& rs = s.ranks[static_cast<size_t>(r)];
+    for (size_t t = 0; t < rs.threads.size(); ++t) {
+      const auto& waits = rs.threads[t].waits;
+      const auto any =
+          std::find_if(waits.begin(), waits.end(), [](const Wait& w) { return w.kind == WaitKind::P2pAny; });
+      if (any == waits.end()) continue;
+      const Wait& w = *any;
+      for (int sender : world_.comms[w.comm].members) {
+        const P2pState* mine = find_p2p(rs, w.comm, sender);
+        const uint32_t k = mine != nullptr ? mine->recvs : 0;
+        const Wait* send = nullptr;
+        for (const auto& sts : s.ranks[static_cast<size_t>(sender)].threads)
+          for (const auto& sw : sts.waits)
+            if (sw.kind == WaitKind::P2pHost && sw.dir == 0 && sw.comm == w.comm && sw.peer == r && sw.slot == k)
+              send = &sw;
+        if (send == nullptr) continue;
+        Step step;
+        step.kind = StepKind::MatchAny;
+        step.rank = static_cast<uint16_t>(r);
+        step.thread = static_cast<uint16_t>(t);
+        step.comm = w.comm;
+        step.peer = static_cast<uint16_t>(sender);
+        step.slot = k;
+        Transition tr{step, s, std::nullopt};
+        auto& next = tr.next.ranks[static_cast<size_t>(r)];
+        auto& nw = next.threads[t].waits;
+        nw.erase(nw.begin() + (any - waits.begin()));
+        P2pState key{w.comm, static_cast<uint16_t>(sender), 0, 0, 0};
+        auto pos = std::lower_bound(next.p2p.begin(), next.p2p.end(), key, [](const P2pState& a, const P2pState& b) {
+          return std::tie(a.comm, a.peer) < std::tie(b.comm, b.peer);
+        });
+        if (pos == next.p2p.end() || pos->comm != key.comm || pos->peer != key.peer) pos = next.p2p.insert(pos, key);
+        ++pos->recvs;
+        const Call& rc = world_.calls[w.call];
+        const Call& sc = world_.calls[send->call];
+        if (send->count != w.count || sc.dtype != rc.dtype)
+          tr.violation = Violation{
+              model::Verdict::Mismatch,
+              "send/recv pair " + std::to_string(k) + " between ranks " + std::to_string(sender) + " and " +
+                  std::to_string(r) + " on " + world_.comm_name(w.comm) + " differs: " +
+                  (send->count != w.count ? "count " + std::to_string(send->count) + " and " + std::to_string(w.count)
+                                          : "dtype " + world_.dtypes[static_cast<size_t>(sc.dtype)] + " and " +
+                                                world_.dtypes[static_cast<size_t>(rc.dtype)]) +
+                  " (" + call_ref(static_cast<int>(send->call)) + ", " + call_ref(static_cast<int>(w.call)) + ")",
+              r, static_cast<int>(t), static_cast<int>(w.call)};
+        out.push_back(std::move(tr));
+      }
+    }
+  }
 }
 
 std::vector<const StreamEntry*> Semantics::running_entries(const RankState& rs) const {

@@ -531,10 +531,16 @@ class Parser {
         case OpKind::Recv: {
           comm_name();
           const Token& p = peek();
-          int64_t peer = integer("the peer's world rank");
-          check_rank(p, peer);
-          s.peer = static_cast<int>(peer);
           s.peer_loc = loc_of(p);
+          if (s.op == OpKind::Recv && at_name("any")) {
+            // MPI_ANY_SOURCE: the checker chooses which sender it matches (LANGUAGE.md extension, mpi profile).
+            advance();
+            s.any_source = true;
+          } else {
+            int64_t peer = integer(s.op == OpKind::Recv ? "the peer's world rank or 'any'" : "the peer's world rank");
+            check_rank(p, peer);
+            s.peer = static_cast<int>(peer);
+          }
           buffer_name(s.buffer);
           call_args(s, false);
           break;

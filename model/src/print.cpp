@@ -201,7 +201,8 @@ std::string print_call(const World& w, const Call& c) {
       return op + " " + comm_word(w, c.comm) + call_args(w, c);
     case OpKind::Send:
     case OpKind::Recv:
-      return op + " " + comm_word(w, c.comm) + " " + std::to_string(c.peer) + " " + buffer(c.buffer) + call_args(w, c);
+      return op + " " + comm_word(w, c.comm) + " " + (c.any_source ? std::string("any") : std::to_string(c.peer)) +
+             " " + buffer(c.buffer) + call_args(w, c);
     case OpKind::SyncStream:
       return "sync " + w.streams[static_cast<size_t>(c.stream)];
     case OpKind::SyncDevice:

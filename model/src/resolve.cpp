@@ -141,6 +141,9 @@ class Resolver {
   }
 
   void check_names(const Stmt& s) const {
+    if (s.any_source && sc_.knobs.profile != Profile::Mpi)
+      throw InputError(s.peer_loc,
+                       "'recv COMM any' (MPI_ANY_SOURCE) needs 'set profile = mpi': NCCL has no wildcard receive");
     if (!s.comm.empty()) known_comm(s.comm, s.comm_loc);
     if (s.op == OpKind::Split && !s.child.empty()) known_comm(s.child, s.child_loc);
     if (!s.args.dtype.empty()) {
@@ -160,8 +163,11 @@ class Resolver {
 
   void check_group_member(const Stmt& s) const {
     OpClass cls = op_class(s.op, sc_.knobs.profile);
+    // In the mpi profile a group may hold send and recv: posted together, waited for together
+    // (MPI_Sendrecv, MPI_Isend/MPI_Irecv ... MPI_Waitall).
+    const bool mpi = sc_.knobs.profile == Profile::Mpi;
     if (cls == OpClass::DeviceSync || cls == OpClass::LocalAfterSync || cls == OpClass::StreamThenSync ||
-        cls == OpClass::HostPair)
+        (cls == OpClass::HostPair && !mpi))
       throw InputError(s.loc, "'" + std::string(op_name(s.op)) +
                                   "' cannot stand inside 'group': a group holds calls that are issued "
                                   "together (registrations, collectives, send/recv, split, init)");
@@ -343,6 +349,7 @@ class Resolver {
     if (s.args.count) c.count = *s.args.count;
     if (s.args.root) c.root = *s.args.root;
     if (s.peer) c.peer = *s.peer;
+    c.any_source = s.any_source;
     if (!s.comm.empty()) c.comm = comm_for_rank(s.comm, s.comm_loc, c, true);
     if (s.op == OpKind::Split && !s.child.empty()) {
       c.child = comm_for_rank(s.child, s.child_loc, c, true);

@@ -119,8 +119,9 @@ std::vector<std::string> job_environment(const std::vector<std::pair<std::string
   return env;
 }
 
-// The live (not zombie) processes of session `sid`, from /proc/PID/stat.
-std::vector<pid_t> session_members(pid_t sid) {
+// The live (not zombie) processes of session `sid`, from /proc/PID/stat; with `zombies_of` > 0,
+// the zombies of the session whose parent is `zombies_of` instead.
+std::vector<pid_t> session_members(pid_t sid, pid_t zombies_of = 0) {
   std::vector<pid_t> out;
   if (sid <= 0) return out;
   for (const auto& entry : fs::directory_iterator("/proc", fs::directory_options::skip_permission_denied)) {
@@ -134,7 +135,8 @@ std::vector<pid_t> session_members(pid_t sid) {
     std::istringstream rest(line.substr(close + 1));
     char state = 0;
     long ppid = 0, pgrp = 0, session = 0;
-    if (rest >> state >> ppid >> pgrp >> session && session == sid && state != 'Z')
+    if (!(rest >> state >> ppid >> pgrp >> session) || session != sid) continue;
+    if (zombies_of > 0 ? state == 'Z' && ppid == zombies_of : state != 'Z')
       out.push_back(static_cast<pid_t>(std::stol(name)));
   }
   return out;
@@ -332,6 +334,8 @@ class JobBackend : public Backend {
           kill(pid, SIGKILL);
           waitpid(pid, nullptr, 0);
         }
+    // Ranks that died after mpirun and came to this process (the subreaper) as zombies.
+    for (pid_t p : session_members(session_, getpid())) waitpid(p, nullptr, 0);
     prctl(PR_SET_CHILD_SUBREAPER, 0);
     diagnostics_ = tail_of_log();
     remove_files();

@@ -445,11 +445,17 @@ void StoreClient::send_frame(uint32_t type, const std::string& payload) {
 }
 
 void StoreClient::mirror() {
+  receive();  // what came with the plan (the current turn, ids of a late joiner) waits in the inbox
+  // 0.2 ms between looks while the rank changes (the sequencer's turns pass through here), up to
+  // 2 ms while it does not: a blocked rank's spinning MPI threads keep the CPU.
+  long wait_ns = 200 * 1000;
   while (!stopping_.load()) {
     pollfd p{fd_, POLLIN, 0};
-    const timespec wait{0, 200 * 1000};  // 0.2 ms: the sequencer's turns pass through here
-    if (ppoll(&p, 1, &wait, nullptr) > 0) receive();
-    send_changes();
+    const timespec wait{0, wait_ns};
+    const bool received = ppoll(&p, 1, &wait, nullptr) > 0;
+    if (received) receive();
+    const bool sent = send_changes();
+    wait_ns = received || sent ? 200 * 1000 : std::min(wait_ns * 2, 2000L * 1000);
   }
 }
 
@@ -494,20 +500,23 @@ void StoreClient::receive() {
   if (!open || bad) _exit(4);
 }
 
-void StoreClient::send_changes() {
+bool StoreClient::send_changes() {
   std::lock_guard<std::mutex> lock(send_mutex_);
+  bool sent = false;
   SharedBlock& b = *block_;
   RankSlot& slot = b.ranks[rank_];
   for (int comm = 0; comm < kMaxComms; ++comm)
     if (!id_known_[static_cast<size_t>(comm)] && b.id_ready[comm].load()) {
       id_known_[static_cast<size_t>(comm)] = 1;
       send_frame(kId, id_payload(comm, b.ids[comm]));
+      sent = true;
     }
   if (const int32_t turn = b.turn.load(); turn > sent_turn_) {
     sent_turn_ = turn;
     std::string p;
     put(p, turn);
     send_frame(kTurn, p);
+    sent = true;
   }
   const int timings = std::min(slot.timings.load(), kMaxTimings);
   for (; sent_timings_ < timings; ++sent_timings_) {
@@ -516,11 +525,13 @@ void StoreClient::send_changes() {
     put(p, static_cast<int32_t>(slot.timing_call[sent_timings_]));
     put(p, slot.timing_seconds[sent_timings_]);
     send_frame(kTiming, p);
+    sent = true;
   }
   const SlotImage img = image_of(slot);
   std::string bytes(reinterpret_cast<const char*>(&img), sizeof img);
   if (bytes != sent_slot_) {
     send_frame(kSlot, bytes);
+    sent = true;
     sent_slot_ = std::move(bytes);
   }
   // Progress after the slot: the watchdog sees the new positions no later than the progress.
@@ -529,11 +540,14 @@ void StoreClient::send_changes() {
     std::string p;
     put(p, progress);
     send_frame(kProgress, p);
+    sent = true;
   }
   if (!library_sent_ && b.library[0]) {
     library_sent_ = true;
     send_frame(kLibrary, std::string(b.library, strnlen(b.library, sizeof b.library)));
+    sent = true;
   }
+  return sent;
 }
 
 // ---- the rank's side

@@ -84,7 +84,7 @@ class StoreClient {
  private:
   void mirror();
   void receive();
-  void send_changes();
+  bool send_changes();  // whether anything was sent
   void send_frame(uint32_t type, const std::string& payload);
 
   int fd_ = -1;

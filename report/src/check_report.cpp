@@ -41,6 +41,8 @@ const char* step_kind_name(StepKind k) {
       return "complete";
     case StepKind::CompletePair:
       return "complete_pair";
+    case StepKind::MatchAny:
+      return "match_any";
   }
   return "?";
 }

@@ -398,6 +398,7 @@ class Html {
       }
       case StepKind::Choose:
       case StepKind::Spawn:
+      case StepKind::MatchAny:  // a choice: which sender a receive from any rank takes
         if (s.rank != rank) return;
         out_ << "<div class=\"small\" style=\"" << col << "\" data-step=\"" << (i + 1) << "\" title=\"" << esc(s.text)
              << "\"><span class=\"" << (s.kind == StepKind::Choose ? "choose" : "spawn") << "\"></span></div>";

@@ -7,6 +7,11 @@ PROGRAM:
   mempool_same_order      register_mem_pool(pool, symm=True) on g1 then g2 on both ranks (completes)
   mempool_opposite_order  g1 then g2 on rank 0, g2 then g1 on rank 1 (hangs inside the registrations)
   skipped_collective      rank 1 skips the second all-reduce on g1 and all-reduces on g2 (hangs in collectives)
+  pool_order_by_free_memory         the registration order comes from each rank's free GPU memory (in
+                                    4 GiB buckets: even -> g1 first, odd -> g2 first); the ranks happen to
+                                    agree (completes)
+  pool_order_by_free_memory_skewed  the same program, rank 1 holding 4 GiB more first: its bucket moves by
+                                    one, its order flips (hangs inside the registrations)
 
 A hang is the expected outcome of the last two; the launcher kills them after a fixed time.
 """
@@ -101,6 +106,36 @@ def mempool(outdir, opposite):
     log("done")
 
 
+def pool_order_by_free_memory(outdir, skewed):
+    """A registration order that depends on per-rank state: a pool registered on the group its rank
+    considers "roomier" first. Nothing makes the ranks agree; on identical GPUs they usually do."""
+    rank, device, g1, g2 = setup()
+    held = None
+    if skewed and rank == 1:
+        held = torch.empty(1 << 32, dtype=torch.uint8, device=device)  # 4 GiB: one bucket less free
+    backends = {"g1": g1._get_backend(device), "g2": g2._get_backend(device)}
+    pool = torch.cuda.MemPool(backends["g1"].mem_allocator)
+    with torch.cuda.use_mem_pool(pool):
+        buf = torch.ones(1 << 20, dtype=torch.bfloat16, device=device)
+    free, _ = torch.cuda.mem_get_info(device)
+    bucket = free >> 32
+    order = ["g2", "g1"] if bucket % 2 else ["g1", "g2"]
+    log(f"free {free} bytes, bucket {bucket}: registering on {order[0]} first")
+    dump_later(outdir, 20)
+    for name in order:
+        backends[name].register_mem_pool(pool, symm=True)
+    log("registered on both groups")
+    dist.all_reduce(buf, group=g1)
+    dist.all_reduce(buf, group=g2)
+    torch.cuda.synchronize()
+    for name in order:
+        backends[name].deregister_mem_pool(pool)
+    del buf, held
+    dump_flight_recorder(outdir, "fr_end")
+    dist.destroy_process_group()
+    log("done")
+
+
 def skipped_collective(outdir):
     rank, device, g1, g2 = setup()
     x = torch.ones(1 << 16, device=device)
@@ -128,6 +163,10 @@ def main():
         mempool(outdir, opposite=True)
     elif program == "skipped_collective":
         skipped_collective(outdir)
+    elif program == "pool_order_by_free_memory":
+        pool_order_by_free_memory(outdir, skewed=False)
+    elif program == "pool_order_by_free_memory_skewed":
+        pool_order_by_free_memory(outdir, skewed=True)
     else:
         sys.exit(f"unknown program {program!r}\n{__doc__}")
 

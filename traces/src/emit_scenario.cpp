@@ -104,12 +104,14 @@ std::optional<OpKind> op_kind(CallKind k) {
   }
 }
 
-bool allowed_in_group(CallKind k) {
+// As the resolver's check_group_member: in the mpi profile a group may hold send and recv (MPI_Sendrecv,
+// nonblocking exchanges completed together).
+bool allowed_in_group(CallKind k, model::Profile profile) {
   auto op = op_kind(k);
   if (!op) return true;
-  OpClass cls = model::op_class(*op, model::Profile::Nccl);
+  OpClass cls = model::op_class(*op, profile);
   return !(cls == OpClass::DeviceSync || cls == OpClass::LocalAfterSync || cls == OpClass::StreamThenSync ||
-           cls == OpClass::HostPair);
+           (cls == OpClass::HostPair && profile != model::Profile::Mpi));
 }
 
 bool is_known_dtype(const std::string& d) {
@@ -142,11 +144,14 @@ class Emitter {
     out_ << "# Scenario imported by `collmc trace import` from " << comment_text(fmt) << " traces.\n";
     out_ << "# Each rank's body is its calls in the order it made them; comments say where it stopped.\n";
     for (const auto& n : trace_.notes) out_ << "# partial: " << comment_text(n, 400) << "\n";
+    for (const auto& c : options_.header_comments) out_ << "# " << comment_text(c, 400) << "\n";
     out_ << "ranks " << world_ << "\n";
     std::string name = options_.name.empty() ? "imported from " + fmt : options_.name;
     std::string clean;
     for (char c : comment_text(name)) clean += (c == '"' || c == '\\') ? '\'' : c;
-    out_ << "name \"" << clean << "\"\n\n";
+    out_ << "name \"" << clean << "\"\n";
+    if (trace_.mpi) out_ << "set profile = mpi\n";
+    out_ << "\n";
   }
 
   void comms() {
@@ -245,15 +250,28 @@ class Emitter {
       group_lines.clear();
       group_has_statement = false;
     };
-    for (const Call& c : t.calls) {
-      if (!stopped && c.state != CallState::Completed) {
-        stopped = true;
-        emit(
-            std::string("# ^^^ ") + who + " stopped here: the next call " +
-                (c.state == CallState::Started ? "started and never finished" : "was issued and never seen to finish") +
-                "; the calls after it are kept so the check can find the hang",
-            false);
+    auto stop_comment = [&](const Call& c, const std::string& where) {
+      stopped = true;
+      emit(std::string("# ^^^ ") + who + " stopped " + where + ": the " + (where == "here" ? "next" : "first such") +
+               " call " +
+               (c.state == CallState::Started ? "started and never finished" : "was issued and never seen to finish") +
+               "; the calls after it are kept so the check can find the hang",
+           false);
+    };
+    size_t next_span = 0;
+    for (size_t index = 0; index < t.calls.size(); ++index) {
+      const Call& c = t.calls[index];
+      while (next_span < t.open_spans.size() && t.open_spans[next_span].begin < index) ++next_span;
+      if (depth == 0 && next_span < t.open_spans.size() && t.open_spans[next_span].begin == index &&
+          t.open_spans[next_span].end > index && t.open_spans[next_span].end <= t.calls.size()) {
+        const OpenSpan& span = t.open_spans[next_span++];
+        for (size_t k = span.begin; k < span.end && !stopped; ++k)
+          if (t.calls[k].state != CallState::Completed) stop_comment(t.calls[k], "in the calls below");
+        open_span(r, t, span, indent);
+        index = span.end - 1;
+        continue;
       }
+      if (!stopped && c.state != CallState::Completed) stop_comment(c, "here");
       if (c.kind == CallKind::GroupStart) {
         ++depth;
         continue;
@@ -273,7 +291,7 @@ class Emitter {
         emit("# not expressible: " + comment_text(reason) + tail, false);
         continue;
       }
-      if (depth > 0 && !allowed_in_group(c.kind)) {
+      if (depth > 0 && !allowed_in_group(c.kind, trace_.mpi ? model::Profile::Mpi : model::Profile::Nccl)) {
         emit(
             "# inside a group, where the language has no '" + std::string(call_kind_name(c.kind)) + "': " + stmt + tail,
             false);
@@ -285,6 +303,54 @@ class Emitter {
       depth = 0;
       close_group("the group never ended: the rank stopped inside it");
     }
+  }
+
+  // An opened stretch: `any_order { ... }` with one child per block that holds a statement. A block
+  // that holds none (every call a comment) is written before it; with fewer than two children left the
+  // calls are written in their recorded order.
+  void open_span(int r, const ThreadTrace& t, const OpenSpan& span, const std::string& indent) {
+    std::vector<std::vector<std::string>> children;
+    std::vector<std::string> loose;
+    for (const auto& block : span.blocks) {
+      std::vector<std::string> lines;
+      bool has_statement = false;
+      for (size_t k : block) {
+        if (k < span.begin || k >= span.end) continue;
+        const Call& c = t.calls[k];
+        std::string reason;
+        std::string stmt = statement(r, c, reason);
+        if (stmt.empty()) {
+          lines.push_back("# not expressible: " + comment_text(reason) + origin(c));
+        } else {
+          lines.push_back(stmt + origin(c));
+          has_statement = true;
+        }
+      }
+      if (has_statement) {
+        children.push_back(std::move(lines));
+      } else {
+        loose.insert(loose.end(), lines.begin(), lines.end());
+      }
+    }
+    for (const auto& l : loose) out_ << indent << l << "\n";
+    if (children.size() < 2) {
+      for (const auto& child : children)
+        for (const auto& l : child) out_ << indent << l << "\n";
+      return;
+    }
+    out_ << indent << "any_order {" << (span.why.empty() ? "" : "  # " + comment_text(span.why, 300)) << "\n";
+    for (const auto& child : children) {
+      size_t statements = 0;
+      for (const auto& l : child) statements += l[0] != '#';
+      if (statements == 1 && child.size() == 1) {
+        out_ << indent << "  " << child[0] << "\n";
+        continue;
+      }
+      out_ << indent << "  {\n";
+      for (const auto& l : child) out_ << indent << "    " << l << "\n";
+      out_ << indent << "  }\n";
+    }
+    out_ << indent << "}\n";
   }
 
   std::string origin(const Call& c) const {
@@ -307,6 +373,10 @@ class Emitter {
     return it->second;
   }
 
+ public:
+  const std::map<std::string, std::string>& comm_names() const { return names_; }
+
+ private:
   std::string buffer(const std::string& b) const { return b.empty() ? "buf" : sanitize(b, "b_"); }
 
   bool valid_rank(const std::optional<int>& v) const { return v && *v >= 0 && *v < world_; }
@@ -381,6 +451,8 @@ class Emitter {
       case CallKind::Recv: {
         std::string n = comm();
         if (n.empty()) return "";
+        if (c.kind == CallKind::Recv && c.any_source && trace_.mpi)
+          return "recv " + n + " any " + buffer(c.buffer) + args(c, false, false);
         if (!valid_rank(c.peer)) {
           reason = std::string(kw) + " without a known peer";
           return "";
@@ -413,5 +485,11 @@ class Emitter {
 }  // namespace
 
 std::string emit_scenario(const Trace& trace, const EmitOptions& options) { return Emitter(trace, options).run(); }
+
+std::map<std::string, std::string> scenario_comm_names(const Trace& trace) {
+  Emitter emitter(trace, EmitOptions{});
+  emitter.run();
+  return emitter.comm_names();
+}
 
 }  // namespace collmc::traces

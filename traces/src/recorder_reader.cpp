@@ -18,6 +18,8 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 constexpr uint64_t kFormatVersion = 1;
+constexpr const char* kNcclFormat = "collmc-recorder";     // libcollmc_record.so
+constexpr const char* kMpiFormat = "collmc-mpi-recorder";  // libcollmc_record_mpi.so
 constexpr int64_t kNcclInProgress = 7;
 constexpr int64_t kSplitNoColor = -1;
 // More ranks than a scenario is checked with: a trace that claims them is refused, not emitted.
@@ -107,7 +109,8 @@ RecorderLine parse_line(const std::string& name, int number, const std::string& 
   const std::string ev = j["ev"].get<std::string>();
   if (ev == "process") {
     f.require_string("format");
-    if (j["format"] != "collmc-recorder") f.fail("format", "expected \"format\":\"collmc-recorder\"");
+    if (j["format"] != kNcclFormat && j["format"] != kMpiFormat)
+      f.fail("format", "expected \"format\":\"collmc-recorder\" or \"collmc-mpi-recorder\"");
     f.require_integer("version", true);
     if (j["version"].get<uint64_t>() != kFormatVersion)
       f.fail("version", "this collmc reads recorder format version " + std::to_string(kFormatVersion));
@@ -137,13 +140,9 @@ std::string hex(uint64_t v) {
   return s;
 }
 
-// One recorded call: its entry line and, if it returned, its return line.
-struct RawCall {
-  const RecorderLine* enter = nullptr;
-  const RecorderLine* ret = nullptr;
-};
+using RawCall = RecordedCall;
 
-// One process: a "process" line and the events after it (up to the next "process" line).
+// One process (RecordedProcess) and its world rank.
 struct Process {
   const RecorderFile* file = nullptr;
   const RecorderLine* header = nullptr;
@@ -192,37 +191,8 @@ class Assembler {
   // --- processes -----------------------------------------------------------------------------------
 
   void split_processes() {
-    for (const auto& f : files_) {
-      std::map<uint64_t, size_t> open;  // seq -> index in the current process's calls
-      for (const auto& l : f.lines) {
-        const std::string ev = l.event["ev"].get<std::string>();
-        if (ev == "process") {
-          processes_.push_back(Process{&f, &l, {}, -1});
-          open.clear();
-          continue;
-        }
-        if (processes_.empty() || processes_.back().file != &f)
-          throw TraceInputError(f.name, l.line, 1, 0, "expected a \"process\" line before the first event");
-        Process& p = processes_.back();
-        const uint64_t seq = l.event["seq"].get<uint64_t>();
-        if (ev == "enter") {
-          if (!open.emplace(seq, p.calls.size()).second)
-            throw TraceInputError(f.name, l.line, 1, 0, "event seq " + std::to_string(seq) + " entered twice");
-          p.calls.push_back(RawCall{&l, nullptr});
-        } else {
-          auto it = open.find(seq);
-          if (it == open.end() || p.calls[it->second].ret != nullptr)
-            throw TraceInputError(f.name, l.line, 1, 0,
-                                  "a return of seq " + std::to_string(seq) + " with no open entry before it");
-          if (p.calls[it->second].enter->event["call"] != l.event["call"])
-            throw TraceInputError(f.name, l.line, 1, 0,
-                                  "the return of seq " + std::to_string(seq) + " names another call than its entry");
-          p.calls[it->second].ret = &l;
-        }
-      }
-      if (f.truncated_tail)
-        notes_.push_back(f.name + ": the last line was cut short (the process died while writing it); left out");
-    }
+    for (auto& rp : split_recorded_processes(files_, notes_))
+      processes_.push_back(Process{rp.file, rp.header, std::move(rp.calls), -1});
   }
 
   // --- one process's calls -------------------------------------------------------------------------
@@ -734,6 +704,43 @@ class Assembler {
 
 }  // namespace
 
+std::vector<RecordedProcess> split_recorded_processes(const std::vector<RecorderFile>& files,
+                                                      std::vector<std::string>& notes) {
+  std::vector<RecordedProcess> processes;
+  for (const auto& f : files) {
+    std::map<uint64_t, size_t> open;  // seq -> index in the current process's calls
+    for (const auto& l : f.lines) {
+      const std::string ev = l.event["ev"].get<std::string>();
+      if (ev == "process") {
+        processes.push_back(RecordedProcess{&f, &l, {}});
+        open.clear();
+        continue;
+      }
+      if (processes.empty() || processes.back().file != &f)
+        throw TraceInputError(f.name, l.line, 1, 0, "expected a \"process\" line before the first event");
+      RecordedProcess& p = processes.back();
+      const uint64_t seq = l.event["seq"].get<uint64_t>();
+      if (ev == "enter") {
+        if (!open.emplace(seq, p.calls.size()).second)
+          throw TraceInputError(f.name, l.line, 1, 0, "event seq " + std::to_string(seq) + " entered twice");
+        p.calls.push_back(RecordedCall{&l, nullptr});
+      } else {
+        auto it = open.find(seq);
+        if (it == open.end() || p.calls[it->second].ret != nullptr)
+          throw TraceInputError(f.name, l.line, 1, 0,
+                                "a return of seq " + std::to_string(seq) + " with no open entry before it");
+        if (p.calls[it->second].enter->event["call"] != l.event["call"])
+          throw TraceInputError(f.name, l.line, 1, 0,
+                                "the return of seq " + std::to_string(seq) + " names another call than its entry");
+        p.calls[it->second].ret = &l;
+      }
+    }
+    if (f.truncated_tail)
+      notes.push_back(f.name + ": the last line was cut short (the process died while writing it); left out");
+  }
+  return processes;
+}
+
 RecorderFile parse_recorder_file(const std::string& name, const std::string& text) {
   RecorderFile f;
   f.name = name;
@@ -781,6 +788,13 @@ Trace read_recorder_buffers(const std::vector<std::pair<std::string, std::string
   std::vector<RecorderFile> parsed;
   parsed.reserve(files.size());
   for (const auto& [name, text] : files) parsed.push_back(parse_recorder_file(name, text));
+  // The MPI recorder's traces have a reader of their own (mpi_recorder_reader.cpp); one import reads one kind.
+  size_t mpi = 0;
+  for (const auto& f : parsed) mpi += f.lines.front().event["format"] == kMpiFormat ? 1 : 0;
+  if (mpi > 0 && mpi < parsed.size())
+    throw TraceInputError(parsed.front().name, 1, 1, 0,
+                          "NCCL recorder traces and MPI recorder traces are mixed: import one kind at a time");
+  if (mpi > 0) return read_mpi_recorder_files(parsed);
   return Assembler(parsed).run();
 }
 

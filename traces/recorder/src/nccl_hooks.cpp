@@ -17,6 +17,8 @@ using collmc::recorder::op_name;
 using collmc::recorder::report_missing;
 using collmc::recorder::unique_id_hash;
 
+const char* const collmc::recorder::kTraceFormat = "collmc-recorder";
+
 #define REAL_NCCL(fn) COLLMC_REAL(fn, Library::Nccl)
 
 namespace {

@@ -66,7 +66,7 @@ void write_process_header(int fd) {
   if (n > 0) exe[n] = '\0';
   JsonLine line;
   line.str("ev", "process")
-      .str("format", "collmc-recorder")
+      .str("format", kTraceFormat)
       .u64("version", 1)
       .i64("pid", getpid())
       .i64("ppid", getppid())

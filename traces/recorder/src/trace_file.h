@@ -8,6 +8,11 @@
 
 namespace collmc::recorder {
 
+// The `format` of this library's `process` line: the NCCL recorder and the MPI recorder share this file
+// writer, and each defines its own name ("collmc-recorder", "collmc-mpi-recorder") so a reader knows
+// which calls to expect.
+extern const char* const kTraceFormat;
+
 // True when COLLMC_TRACE_DIR is set and this process's trace file is open (opened now if needed).
 // False means: pass every call straight through, write nothing.
 bool recording();

@@ -19,6 +19,7 @@ enum class StepKind : uint8_t {
   IssueGroup,    // a thread issues a group's calls together
   Complete,      // the device completes collective slot `slot` of `comm` on every member
   CompletePair,  // the device completes send/recv pair number `slot` from `rank` to `peer` on `comm`
+  MatchAny,      // `thread` of `rank`, in `recv COMM any`, takes send number `slot` of rank `peer` on `comm`
 };
 
 struct Step {
@@ -29,9 +30,9 @@ struct Step {
   int32_t call = -1;            // Issue: the call issued
   int32_t group = -1;           // IssueGroup: the group alternative (index into ControlProgram::groups)
   int32_t spawned_thread = -1;  // Spawn: the thread started
-  uint16_t comm = 0;            // Complete, CompletePair
-  uint16_t peer = 0;            // CompletePair: the receiver
-  uint32_t slot = 0;            // Complete: device slot; CompletePair: pair index
+  uint16_t comm = 0;            // Complete, CompletePair, MatchAny
+  uint16_t peer = 0;            // CompletePair: the receiver; MatchAny: the sender
+  uint32_t slot = 0;            // Complete: device slot; CompletePair, MatchAny: pair index
   bool operator==(const Step&) const = default;
 };
 

@@ -87,6 +87,7 @@ class Semantics final : public NextState, public IndependenceInfo {
   bool running_part(const State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const;
   std::vector<const StreamEntry*> running_entries(const RankState& rs) const;
   void device_successors(const State& s, std::vector<Transition>& out) const;
+  void match_any_successors(const State& s, std::vector<Transition>& out) const;
   void complete_part(State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const;
   std::string describe_wait(const State& s, int rank, const Wait& w) const;
   std::string where_is(const State& s, int rank) const;

@@ -18,6 +18,7 @@ enum class WaitKind : uint8_t {
   DevDone,     // barrier: this rank's device op `comm` device slot `slot` has completed
   P2pHost,     // mpi send (dir 0) / recv (dir 1) number `slot` with `peer`: released when matched
   Teardown,    // destroy of a connected `comm`: released when every member entered its destroy
+  P2pAny,      // mpi `recv COMM any` (MPI_ANY_SOURCE): never holds; a MatchAny step picks a sender and removes it
 };
 
 // What a blocked host thread waits for; a thread moves on once all its waits hold.

@@ -50,6 +50,7 @@ struct Stmt {
   std::optional<uint64_t> size;
   RegFlag flag = RegFlag::Symmetric;
   std::optional<int> peer;  // send/recv, world rank
+  bool any_source = false;  // `recv COMM any BUF` (mpi profile): MPI_ANY_SOURCE, matched by any sender
   SourceLoc peer_loc;
   CallArgs args;
 

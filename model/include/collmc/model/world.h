@@ -69,12 +69,13 @@ struct Call {
   int buffer2 = -1;
   uint64_t size = kDefaultBufferSize;  // alloc, cuda_malloc
   RegFlag flag = RegFlag::Symmetric;
-  int peer = -1;       // send/recv, world rank
-  int root = -1;       // world rank, -1 when not given
-  int64_t count = -1;  // -1: derived from the buffer's size
-  int dtype = 0;       // index into World::dtypes
-  int redop = 0;       // index into World::redops
-  int stream = 0;      // index into World::streams; 0 is `main`
+  int peer = -1;            // send/recv, world rank
+  bool any_source = false;  // recv from whichever member sends first (MPI_ANY_SOURCE); `peer` is -1
+  int root = -1;            // world rank, -1 when not given
+  int64_t count = -1;       // -1: derived from the buffer's size
+  int dtype = 0;            // index into World::dtypes
+  int redop = 0;            // index into World::redops
+  int stream = 0;           // index into World::streams; 0 is `main`
   SourceLoc loc;
   std::string text;         // the statement as written
   std::string usage_error;  // a problem found without search; the checker reports it when reached

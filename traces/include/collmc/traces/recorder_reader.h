@@ -25,6 +25,28 @@ struct RecorderFile {
   bool truncated_tail = false;
 };
 
+// One process of a recorder trace: its "process" line and its calls in entry order, each an entry line and
+// its return line (null: the call never returned, where that thread stopped).
+struct RecordedCall {
+  const RecorderLine* enter = nullptr;
+  const RecorderLine* ret = nullptr;
+};
+struct RecordedProcess {
+  const RecorderFile* file = nullptr;
+  const RecorderLine* header = nullptr;
+  std::vector<RecordedCall> calls;
+};
+
+// The processes of parsed files (a file holds one process per "process" line: exec keeps the file), entries
+// and returns paired by seq. Throws TraceInputError for a return without its entry, a seq entered twice, an
+// event before the first "process" line. A cut-short last line is said in `notes`.
+std::vector<RecordedProcess> split_recorded_processes(const std::vector<RecorderFile>& files,
+                                                      std::vector<std::string>& notes);
+
+// The MPI recorder's traces (libcollmc_record_mpi.so, "format":"collmc-mpi-recorder") as a Trace for the
+// mpi profile (traces/src/mpi_recorder_reader.cpp). read_recorder_traces calls it for such files.
+Trace read_mpi_recorder_files(const std::vector<RecorderFile>& files);
+
 // The lines of one file. Throws TraceInputError (file:line:col, what was expected) for a line that is not
 // a flat JSON object with the fields its event kind needs, for a file that does not start with a
 // "process" line, and for an empty file.

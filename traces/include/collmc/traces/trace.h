@@ -103,6 +103,7 @@ struct Call {
   std::string redop;           // sum | prod | max | min | avg; empty: unknown or not a reduction
   std::optional<int> root;     // world rank
   std::optional<int> peer;     // world rank
+  bool any_source = false;     // recv: MPI_ANY_SOURCE, matched by whichever sender comes (`recv COMM any BUF`)
   std::string stream;          // stream name; empty: the default stream ("main")
   bool symmetric = true;       // window register flag: NCCL_WIN_COLL_SYMMETRIC or not
   std::optional<int64_t> seq;  // the source's sequence number (record_id, opCount, line order)
@@ -111,10 +112,19 @@ struct Call {
   uint64_t time_ns = 0;        // entry time when known (0: unknown)
 };
 
+// A stretch of a thread's calls whose recorded order the program does not force (open_orders.h): the
+// scenario writes it as `any_order { BLOCK; BLOCK; ... }`, each block its calls in recorded order.
+struct OpenSpan {
+  size_t begin = 0, end = 0;                // call indices [begin, end) of the thread
+  std::vector<std::vector<size_t>> blocks;  // a partition of [begin, end), each block ascending
+  std::string why;                          // for the comment on the any_order
+};
+
 // One host thread's calls, in call order.
 struct ThreadTrace {
   std::string name;  // thread id as the source names it ("main" when there is only one)
   std::vector<Call> calls;
+  std::vector<OpenSpan> open_spans = {};  // disjoint, ascending; empty unless open_orders ran
 };
 
 struct RankTrace {
@@ -126,7 +136,8 @@ struct RankTrace {
 };
 
 struct Trace {
-  std::string format;  // "recorder", "flight-recorder", "nccl-log"
+  std::string format;  // "recorder", "mpi-recorder", "flight-recorder", "nccl-log"
+  bool mpi = false;    // MPI calls: the scenario is written for `set profile = mpi`
   int world_size = 0;
   std::vector<Communicator> comms;
   std::map<int, RankTrace> ranks;  // by global rank; every rank 0..world_size-1 present as a key
@@ -134,8 +145,9 @@ struct Trace {
 };
 
 struct EmitOptions {
-  std::string name;             // scenario title; empty: derived from the format
-  bool include_origins = true;  // a `# origin` comment on each call
+  std::string name;                               // scenario title; empty: derived from the format
+  bool include_origins = true;                    // a `# origin` comment on each call
+  std::vector<std::string> header_comments = {};  // extra `# ` lines under the title (e.g. the opened orders)
 };
 
 // The scenario for a trace: explicit comms (declared `uninit` when the trace creates them), one body
@@ -143,6 +155,10 @@ struct EmitOptions {
 // comments saying where each rank stopped and what was partial. Calls after the point a rank stopped
 // are still emitted so the check can find the hang. Never throws for a well-formed Trace.
 std::string emit_scenario(const Trace& trace, const EmitOptions& options = {});
+
+// The name each declared communicator gets in the emitted scenario, by Communicator::id (a comm with no
+// known member is not declared and not in the map).
+std::map<std::string, std::string> scenario_comm_names(const Trace& trace);
 
 // Plain findings for the import summary, one line each, e.g.
 // "collective #3 on pg 0 (all_reduce): ranks 0,2 entered, rank 1 never did" and "rank 1 stopped in ...".

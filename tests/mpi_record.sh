@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# MPI programs as they are (issue 18): builds each C program of tests/mpi_programs with mpicc, runs it
+# under `collmc record --time-limit` with mpirun (the MPI recorder, handed to every rank), imports the
+# traces and checks the scenario, and compares the verdict and the import's summary with what the
+# program does. A hung run is stopped by the time limit; the wildcard race completes and must still be
+# found. Exit 77 (skipped) only where mpicc or mpirun is missing; CI installs them (scripts/setup.sh).
+set -u
+collmc=$1
+src=$2
+if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
+  echo "skipped: no mpicc/mpirun on this machine (apt install openmpi-bin libopenmpi-dev)"
+  exit 77
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+work=$(mktemp -d /tmp/collmc-mpi-record.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+limit=${COLLMC_MPI_RECORD_LIMIT:-8}
+failures=0
+
+# program ranks verdict run(completes|hangs) text-the-import-or-check-must-print
+cases=(
+  "coll_order 2 deadlock hangs stopped in"
+  "skip_collective 2 deadlock hangs never did"
+  "win_cross_order 2 deadlock hangs stopped in"
+  "wildcard_race 3 deadlock completes recv world any"
+  "exchange_ok 3 safe completes every traced call completed"
+)
+for c in "${cases[@]}"; do
+  read -r prog np verdict run text <<<"$c"
+  dir=$work/$prog
+  mkdir -p "$dir"
+  if ! mpicc -O1 -o "$dir/$prog" "$src/tests/mpi_programs/$prog.c" 2>"$dir/cc.log"; then
+    echo "FAIL $prog: mpicc failed"; cat "$dir/cc.log"; failures=$((failures + 1)); continue
+  fi
+  "$collmc" record --out "$dir/traces" --time-limit "$limit" -- mpirun --bind-to none -np "$np" "$dir/$prog" \
+    >"$dir/record.log" 2>&1
+  rc=$?
+  if [ "$run" = hangs ] && [ $rc -ne 124 ]; then
+    echo "FAIL $prog: expected the run to hang (exit 124 from --time-limit), got $rc"; cat "$dir/record.log"
+    failures=$((failures + 1)); continue
+  fi
+  if [ "$run" = completes ] && [ $rc -ne 0 ]; then
+    echo "FAIL $prog: expected the run to complete, got $rc"; cat "$dir/record.log"; failures=$((failures + 1)); continue
+  fi
+  if ! "$collmc" trace import "$dir/traces" -o "$dir/$prog.cmc" >"$dir/import.log" 2>&1; then
+    echo "FAIL $prog: import failed"; cat "$dir/import.log"; failures=$((failures + 1)); continue
+  fi
+  "$collmc" check "$dir/$prog.cmc" >"$dir/check.log" 2>&1
+  first=$(head -1 "$dir/check.log")
+  if [[ "$first" != *": $verdict"* ]]; then
+    echo "FAIL $prog: expected $verdict, check said: $first"; cat "$dir/import.log" "$dir/$prog.cmc" "$dir/check.log"
+    failures=$((failures + 1)); continue
+  fi
+  if ! grep -q -- "$text" "$dir/import.log" "$dir/$prog.cmc" "$dir/check.log"; then
+    echo "FAIL $prog: the import, scenario and check say nothing of '$text'"
+    cat "$dir/import.log" "$dir/$prog.cmc" "$dir/check.log"; failures=$((failures + 1)); continue
+  fi
+  echo "ok   $prog (-np $np, run $run): $first"
+done
+# Nothing of the runs may outlive them.
+if pgrep -f "$work/" >/dev/null; then
+  echo "FAIL: processes of the runs are left: $(pgrep -af "$work/")"
+  failures=$((failures + 1))
+fi
+[ $failures -eq 0 ] && echo "all MPI programs found as expected" && exit 0
+echo "$failures failure(s)"
+exit 1

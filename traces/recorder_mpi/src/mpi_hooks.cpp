@@ -1,0 +1,642 @@
+// The MPI calls the MPI recorder sees (docs/TRACES.md, "MPI recorder format"): the profiling interface.
+// Each MPI_X defined here overrides the MPI library's (weak) MPI_X for the whole process when the
+// library is preloaded, writes an entry line with the arguments, calls PMPI_X, and writes a return line
+// with the result and the outputs. Communicators, windows, requests and groups are written as their
+// handles' bits ("0x..."): the reader follows them through the process's own calls.
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "call_record.h"
+
+using collmc::recorder::CallRecord;
+using collmc::recorder::JsonLine;
+
+const char* const collmc::recorder::kTraceFormat = "collmc-mpi-recorder";
+
+namespace {
+
+// A handle's bits: a pointer in Open MPI, an int in MPICH.
+template <class Handle>
+uint64_t bits(const Handle& h) {
+  uint64_t v = 0;
+  std::memcpy(&v, &h, sizeof h < sizeof v ? sizeof h : sizeof v);
+  return v;
+}
+
+template <class Handle>
+JsonLine& handle(JsonLine& line, const char* key, const Handle& h) {
+  return line.hex(key, bits(h), 0);
+}
+
+// Ranks as MPI takes them (in the communicator), with MPI's special values made portable:
+// MPI_ANY_SOURCE is -1 and MPI_PROC_NULL is -2, whatever the implementation's numbers are.
+int64_t peer_rank(int rank) {
+  if (rank == MPI_ANY_SOURCE) return -1;
+  if (rank == MPI_PROC_NULL) return -2;
+  return rank;
+}
+int64_t tag_value(int tag) { return tag == MPI_ANY_TAG ? -1 : tag; }
+
+// The datatype's name as MPI gives it ("MPI_INT"; "" for a derived type nobody named).
+JsonLine& dtype(JsonLine& line, const char* key, MPI_Datatype type) {
+  char name[MPI_MAX_OBJECT_NAME] = {};
+  int length = 0;
+  if (type == MPI_DATATYPE_NULL || PMPI_Type_get_name(type, name, &length) != MPI_SUCCESS) name[0] = '\0';
+  return line.str(key, name);
+}
+
+JsonLine& op(JsonLine& line, MPI_Op o) {
+  const char* name = "user";
+  if (o == MPI_SUM)
+    name = "sum";
+  else if (o == MPI_PROD)
+    name = "prod";
+  else if (o == MPI_MAX)
+    name = "max";
+  else if (o == MPI_MIN)
+    name = "min";
+  else if (o == MPI_LAND)
+    name = "land";
+  else if (o == MPI_LOR)
+    name = "lor";
+  else if (o == MPI_BAND)
+    name = "band";
+  else if (o == MPI_BOR)
+    name = "bor";
+  else if (o == MPI_MAXLOC)
+    name = "maxloc";
+  else if (o == MPI_MINLOC)
+    name = "minloc";
+  else if (o == MPI_OP_NULL)
+    name = "null";
+  return line.str("op", name);
+}
+
+// A new communicator's handle, this process's rank in it and its size (-1 for MPI_COMM_NULL).
+void new_comm(JsonLine& line, int result, const MPI_Comm* comm) {
+  MPI_Comm c = (result == MPI_SUCCESS && comm != nullptr) ? *comm : MPI_COMM_NULL;
+  int rank = -1, size = -1;
+  if (c != MPI_COMM_NULL) {
+    PMPI_Comm_rank(c, &rank);
+    PMPI_Comm_size(c, &size);
+  }
+  handle(line, "newcomm", c).i64("rank", rank).i64("size", size);
+}
+
+// The ranks a status carries: the source matched (-1 when the caller's status was not filled).
+void status_out(JsonLine& line, int result, const MPI_Status& status) {
+  line.i64("source", result == MPI_SUCCESS ? peer_rank(status.MPI_SOURCE) : -1)
+      .i64("tag", result == MPI_SUCCESS ? tag_value(status.MPI_TAG) : -1);
+}
+
+// Request and rank lists as one string ("0x1a,0x2b", "0,3"): the trace's lines stay flat. A list longer
+// than a line holds ends in "..." (the reader says so).
+class ListText {
+ public:
+  void add_hex(uint64_t v) {
+    char tmp[24];
+    int n = 0;
+    do {
+      tmp[n++] = "0123456789abcdef"[v & 0xf];
+      v >>= 4;
+    } while (v != 0);
+    separator();
+    put('0');
+    put('x');
+    while (n > 0) put(tmp[--n]);
+  }
+  void add_int(int64_t v) {
+    separator();
+    if (v < 0) {
+      put('-');
+      v = -v;
+    }
+    char tmp[24];
+    int n = 0;
+    do {
+      tmp[n++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    while (n > 0) put(tmp[--n]);
+  }
+  const char* text() {
+    if (full_) std::memcpy(buf_ + kCut, "...", 4);
+    buf_[full_ ? kCut + 3 : len_] = '\0';
+    return buf_;
+  }
+
+ private:
+  static constexpr size_t kCut = JsonLine::kMaxString - 4;
+  void separator() {
+    if (len_ > 0) put(',');
+  }
+  void put(char c) {
+    if (len_ < kCut)
+      buf_[len_++] = c;
+    else
+      full_ = true;
+  }
+  char buf_[JsonLine::kMaxString + 1] = {};
+  size_t len_ = 0;
+  bool full_ = false;
+};
+
+// One recorded call: `args` fills the entry line, `call` runs PMPI, `out` adds the outputs to the return
+// line. When the process records nothing, only `call` runs.
+template <class Args, class Call, class Out>
+int recorded(const char* name, Args&& args, Call&& call, Out&& out) {
+  CallRecord rec(name);
+  if (!rec.active()) return call();
+  args(rec.args());
+  rec.entered();
+  const int r = call();
+  out(rec.result(r), r);
+  rec.returned();
+  return r;
+}
+
+auto no_args = [](JsonLine&) {};
+auto no_out = [](JsonLine&, int) {};
+
+// Everything the reader needs to know of the process after MPI_Init: its world rank, the world's size
+// and the handles of MPI_COMM_WORLD and MPI_COMM_SELF.
+void init_out(JsonLine& line, int result) {
+  int rank = -1, size = -1;
+  if (result == MPI_SUCCESS) {
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  }
+  line.i64("world_rank", rank).i64("world_size", size);
+  handle(line, "world", MPI_COMM_WORLD);
+  handle(line, "self", MPI_COMM_SELF);
+}
+
+// Collective arguments shared by the blocking and nonblocking forms.
+struct Coll {
+  MPI_Comm comm;
+  int64_t count;  // -1: per-rank counts (the v variants)
+  MPI_Datatype type;
+  const MPI_Op* reduce_op;  // null: not a reduction
+  int root;                 // -1: not rooted
+  void write(JsonLine& line) const {
+    handle(line, "comm", comm).i64("count", count);
+    dtype(line, "dtype", type);
+    if (reduce_op != nullptr) op(line, *reduce_op);
+    line.i64("root", root);
+  }
+};
+
+int blocking(const char* name, const Coll& c, auto&& call) {
+  return recorded(
+      name, [&](JsonLine& l) { c.write(l); }, call, no_out);
+}
+int nonblocking(const char* name, const Coll& c, MPI_Request* request, auto&& call) {
+  return recorded(
+      name, [&](JsonLine& l) { c.write(l); }, call,
+      [&](JsonLine& l, int) { handle(l, "req", request != nullptr ? *request : MPI_REQUEST_NULL); });
+}
+
+int send_like(const char* name, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, auto&& call) {
+  return recorded(
+      name,
+      [&](JsonLine& l) {
+        handle(l, "comm", comm).i64("count", count);
+        dtype(l, "dtype", type).i64("peer", peer_rank(dest)).i64("tag", tag_value(tag));
+      },
+      call, no_out);
+}
+int isend_like(const char* name, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request,
+               auto&& call) {
+  return recorded(
+      name,
+      [&](JsonLine& l) {
+        handle(l, "comm", comm).i64("count", count);
+        dtype(l, "dtype", type).i64("peer", peer_rank(dest)).i64("tag", tag_value(tag));
+      },
+      call, [&](JsonLine& l, int) { handle(l, "req", request != nullptr ? *request : MPI_REQUEST_NULL); });
+}
+
+// Waitall and Testall: the requests on entry; on return, the source each one matched (-1: not a receive).
+int all_of_requests(const char* name, int count, MPI_Request reqs[], MPI_Status statuses[], int* flag, auto&& call) {
+  constexpr int kOwn = 64;
+  MPI_Status mine[kOwn];
+  MPI_Status* st = statuses;
+  if (statuses == MPI_STATUSES_IGNORE && count <= kOwn) st = mine;
+  return recorded(
+      name,
+      [&](JsonLine& l) {
+        ListText list;
+        for (int i = 0; i < count && reqs != nullptr; ++i) list.add_hex(bits(reqs[i]));
+        l.i64("n", count).str("reqs", list.text());
+      },
+      [&] { return call(st); },
+      [&](JsonLine& l, int r) {
+        if (flag != nullptr) l.i64("flag", *flag);
+        if (st == MPI_STATUSES_IGNORE || r != MPI_SUCCESS || (flag != nullptr && *flag == 0)) return;
+        ListText list;
+        for (int i = 0; i < count; ++i) list.add_int(peer_rank(st[i].MPI_SOURCE));
+        l.str("sources", list.text());
+      });
+}
+
+}  // namespace
+
+#pragma GCC visibility push(default)
+extern "C" {
+
+// ---- start and end ---------------------------------------------------------------------------------
+int MPI_Init(int* argc, char*** argv) {
+  return recorded(
+      "MPI_Init", no_args, [&] { return PMPI_Init(argc, argv); }, init_out);
+}
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  return recorded(
+      "MPI_Init_thread", [&](JsonLine& l) { l.i64("required", required); },
+      [&] { return PMPI_Init_thread(argc, argv, required, provided); }, init_out);
+}
+int MPI_Finalize(void) {
+  return recorded(
+      "MPI_Finalize", no_args, [] { return PMPI_Finalize(); }, no_out);
+}
+int MPI_Abort(MPI_Comm comm, int errorcode) {
+  return recorded(
+      "MPI_Abort", [&](JsonLine& l) { handle(l, "comm", comm).i64("errorcode", errorcode); },
+      [&] { return PMPI_Abort(comm, errorcode); }, no_out);
+}
+
+// ---- communicators ---------------------------------------------------------------------------------
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  return recorded(
+      "MPI_Comm_split",
+      [&](JsonLine& l) { handle(l, "comm", comm).i64("color", color == MPI_UNDEFINED ? -1 : color).i64("key", key); },
+      [&] { return PMPI_Comm_split(comm, color, key, newcomm); }, [&](JsonLine& l, int r) { new_comm(l, r, newcomm); });
+}
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
+  return recorded(
+      "MPI_Comm_split_type",
+      [&](JsonLine& l) {
+        handle(l, "comm", comm).i64("color", split_type == MPI_UNDEFINED ? -1 : split_type).i64("key", key);
+      },
+      [&] { return PMPI_Comm_split_type(comm, split_type, key, info, newcomm); },
+      [&](JsonLine& l, int r) { new_comm(l, r, newcomm); });
+}
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  return recorded(
+      "MPI_Comm_dup", [&](JsonLine& l) { handle(l, "comm", comm); }, [&] { return PMPI_Comm_dup(comm, newcomm); },
+      [&](JsonLine& l, int r) { new_comm(l, r, newcomm); });
+}
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  return recorded(
+      "MPI_Comm_create",
+      [&](JsonLine& l) {
+        int size = -1;
+        if (group != MPI_GROUP_NULL) PMPI_Group_size(group, &size);
+        handle(l, "comm", comm);
+        handle(l, "group", group).i64("group_size", size);
+      },
+      [&] { return PMPI_Comm_create(comm, group, newcomm); }, [&](JsonLine& l, int r) { new_comm(l, r, newcomm); });
+}
+int MPI_Comm_free(MPI_Comm* comm) {
+  return recorded(
+      "MPI_Comm_free", [&](JsonLine& l) { handle(l, "comm", comm != nullptr ? *comm : MPI_COMM_NULL); },
+      [&] { return PMPI_Comm_free(comm); }, no_out);
+}
+
+// ---- windows ---------------------------------------------------------------------------------------
+int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  return recorded(
+      "MPI_Win_create", [&](JsonLine& l) { handle(l, "comm", comm).ptr("base", base).i64("size", size); },
+      [&] { return PMPI_Win_create(base, size, disp_unit, info, comm, win); },
+      [&](JsonLine& l, int) { handle(l, "win", win != nullptr ? *win : MPI_WIN_NULL); });
+}
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
+  return recorded(
+      "MPI_Win_allocate", [&](JsonLine& l) { handle(l, "comm", comm).i64("size", size); },
+      [&] { return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win); },
+      [&](JsonLine& l, int r) {
+        void* base = nullptr;
+        if (r == MPI_SUCCESS && baseptr != nullptr) std::memcpy(&base, baseptr, sizeof base);
+        handle(l, "win", win != nullptr ? *win : MPI_WIN_NULL).ptr("base", base);
+      });
+}
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
+  return recorded(
+      "MPI_Win_allocate_shared", [&](JsonLine& l) { handle(l, "comm", comm).i64("size", size); },
+      [&] { return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win); },
+      [&](JsonLine& l, int r) {
+        void* base = nullptr;
+        if (r == MPI_SUCCESS && baseptr != nullptr) std::memcpy(&base, baseptr, sizeof base);
+        handle(l, "win", win != nullptr ? *win : MPI_WIN_NULL).ptr("base", base);
+      });
+}
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+  return recorded(
+      "MPI_Win_create_dynamic", [&](JsonLine& l) { handle(l, "comm", comm).ptr("base", nullptr).i64("size", 0); },
+      [&] { return PMPI_Win_create_dynamic(info, comm, win); },
+      [&](JsonLine& l, int) { handle(l, "win", win != nullptr ? *win : MPI_WIN_NULL); });
+}
+int MPI_Win_free(MPI_Win* win) {
+  return recorded(
+      "MPI_Win_free", [&](JsonLine& l) { handle(l, "win", win != nullptr ? *win : MPI_WIN_NULL); },
+      [&] { return PMPI_Win_free(win); }, no_out);
+}
+int MPI_Win_fence(int assertion, MPI_Win win) {
+  return recorded(
+      "MPI_Win_fence", [&](JsonLine& l) { handle(l, "win", win).i64("assert", assertion); },
+      [&] { return PMPI_Win_fence(assertion, win); }, no_out);
+}
+int MPI_Win_lock(int lock_type, int rank, int assertion, MPI_Win win) {
+  return recorded(
+      "MPI_Win_lock",
+      [&](JsonLine& l) {
+        handle(l, "win", win).i64("target", rank).str("lock", lock_type == MPI_LOCK_EXCLUSIVE ? "exclusive" : "shared");
+      },
+      [&] { return PMPI_Win_lock(lock_type, rank, assertion, win); }, no_out);
+}
+int MPI_Win_unlock(int rank, MPI_Win win) {
+  return recorded(
+      "MPI_Win_unlock", [&](JsonLine& l) { handle(l, "win", win).i64("target", rank); },
+      [&] { return PMPI_Win_unlock(rank, win); }, no_out);
+}
+int MPI_Win_lock_all(int assertion, MPI_Win win) {
+  return recorded(
+      "MPI_Win_lock_all", [&](JsonLine& l) { handle(l, "win", win); },
+      [&] { return PMPI_Win_lock_all(assertion, win); }, no_out);
+}
+int MPI_Win_unlock_all(MPI_Win win) {
+  return recorded(
+      "MPI_Win_unlock_all", [&](JsonLine& l) { handle(l, "win", win); }, [&] { return PMPI_Win_unlock_all(win); },
+      no_out);
+}
+int MPI_Win_flush(int rank, MPI_Win win) {
+  return recorded(
+      "MPI_Win_flush", [&](JsonLine& l) { handle(l, "win", win).i64("target", rank); },
+      [&] { return PMPI_Win_flush(rank, win); }, no_out);
+}
+int MPI_Win_flush_all(MPI_Win win) {
+  return recorded(
+      "MPI_Win_flush_all", [&](JsonLine& l) { handle(l, "win", win); }, [&] { return PMPI_Win_flush_all(win); },
+      no_out);
+}
+int MPI_Win_flush_local(int rank, MPI_Win win) {
+  return recorded(
+      "MPI_Win_flush_local", [&](JsonLine& l) { handle(l, "win", win).i64("target", rank); },
+      [&] { return PMPI_Win_flush_local(rank, win); }, no_out);
+}
+int MPI_Put(const void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint target_disp,
+            int target_count, MPI_Datatype target_type, MPI_Win win) {
+  return recorded(
+      "MPI_Put", [&](JsonLine& l) { handle(l, "win", win).i64("target", target).i64("count", origin_count); },
+      [&] { return PMPI_Put(origin, origin_count, origin_type, target, target_disp, target_count, target_type, win); },
+      no_out);
+}
+int MPI_Get(void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint target_disp,
+            int target_count, MPI_Datatype target_type, MPI_Win win) {
+  return recorded(
+      "MPI_Get", [&](JsonLine& l) { handle(l, "win", win).i64("target", target).i64("count", origin_count); },
+      [&] { return PMPI_Get(origin, origin_count, origin_type, target, target_disp, target_count, target_type, win); },
+      no_out);
+}
+
+// ---- blocking collectives --------------------------------------------------------------------------
+int MPI_Barrier(MPI_Comm comm) {
+  return blocking("MPI_Barrier", {comm, 0, MPI_DATATYPE_NULL, nullptr, -1}, [&] { return PMPI_Barrier(comm); });
+}
+int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  return blocking("MPI_Bcast", {comm, count, type, nullptr, root},
+                  [&] { return PMPI_Bcast(buf, count, type, root, comm); });
+}
+int MPI_Reduce(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, int root, MPI_Comm comm) {
+  return blocking("MPI_Reduce", {comm, count, type, &o, root},
+                  [&] { return PMPI_Reduce(s, r, count, type, o, root, comm); });
+}
+int MPI_Allreduce(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, MPI_Comm comm) {
+  return blocking("MPI_Allreduce", {comm, count, type, &o, -1},
+                  [&] { return PMPI_Allreduce(s, r, count, type, o, comm); });
+}
+int MPI_Scan(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, MPI_Comm comm) {
+  return blocking("MPI_Scan", {comm, count, type, &o, -1}, [&] { return PMPI_Scan(s, r, count, type, o, comm); });
+}
+int MPI_Exscan(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, MPI_Comm comm) {
+  return blocking("MPI_Exscan", {comm, count, type, &o, -1}, [&] { return PMPI_Exscan(s, r, count, type, o, comm); });
+}
+int MPI_Reduce_scatter_block(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, MPI_Comm comm) {
+  return blocking("MPI_Reduce_scatter_block", {comm, count, type, &o, -1},
+                  [&] { return PMPI_Reduce_scatter_block(s, r, count, type, o, comm); });
+}
+int MPI_Reduce_scatter(const void* s, void* r, const int counts[], MPI_Datatype type, MPI_Op o, MPI_Comm comm) {
+  return blocking("MPI_Reduce_scatter", {comm, -1, type, &o, -1},
+                  [&] { return PMPI_Reduce_scatter(s, r, counts, type, o, comm); });
+}
+int MPI_Allgather(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype,
+                  MPI_Comm comm) {
+  return blocking("MPI_Allgather", {comm, scount, stype, nullptr, -1},
+                  [&] { return PMPI_Allgather(s, scount, stype, r, rcount, rtype, comm); });
+}
+int MPI_Allgatherv(const void* s, int scount, MPI_Datatype stype, void* r, const int rcounts[], const int displs[],
+                   MPI_Datatype rtype, MPI_Comm comm) {
+  return blocking("MPI_Allgatherv", {comm, -1, stype, nullptr, -1},
+                  [&] { return PMPI_Allgatherv(s, scount, stype, r, rcounts, displs, rtype, comm); });
+}
+int MPI_Gather(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype, int root,
+               MPI_Comm comm) {
+  return blocking("MPI_Gather", {comm, scount, stype, nullptr, root},
+                  [&] { return PMPI_Gather(s, scount, stype, r, rcount, rtype, root, comm); });
+}
+int MPI_Gatherv(const void* s, int scount, MPI_Datatype stype, void* r, const int rcounts[], const int displs[],
+                MPI_Datatype rtype, int root, MPI_Comm comm) {
+  return blocking("MPI_Gatherv", {comm, -1, stype, nullptr, root},
+                  [&] { return PMPI_Gatherv(s, scount, stype, r, rcounts, displs, rtype, root, comm); });
+}
+int MPI_Scatter(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype, int root,
+                MPI_Comm comm) {
+  return blocking("MPI_Scatter", {comm, rcount, rtype, nullptr, root},
+                  [&] { return PMPI_Scatter(s, scount, stype, r, rcount, rtype, root, comm); });
+}
+int MPI_Scatterv(const void* s, const int scounts[], const int displs[], MPI_Datatype stype, void* r, int rcount,
+                 MPI_Datatype rtype, int root, MPI_Comm comm) {
+  return blocking("MPI_Scatterv", {comm, -1, rtype, nullptr, root},
+                  [&] { return PMPI_Scatterv(s, scounts, displs, stype, r, rcount, rtype, root, comm); });
+}
+int MPI_Alltoall(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype,
+                 MPI_Comm comm) {
+  return blocking("MPI_Alltoall", {comm, scount, stype, nullptr, -1},
+                  [&] { return PMPI_Alltoall(s, scount, stype, r, rcount, rtype, comm); });
+}
+int MPI_Alltoallv(const void* s, const int scounts[], const int sdispls[], MPI_Datatype stype, void* r,
+                  const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
+  return blocking("MPI_Alltoallv", {comm, -1, stype, nullptr, -1},
+                  [&] { return PMPI_Alltoallv(s, scounts, sdispls, stype, r, rcounts, rdispls, rtype, comm); });
+}
+
+// ---- nonblocking collectives -----------------------------------------------------------------------
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request* req) {
+  return nonblocking("MPI_Ibarrier", {comm, 0, MPI_DATATYPE_NULL, nullptr, -1}, req,
+                     [&] { return PMPI_Ibarrier(comm, req); });
+}
+int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* req) {
+  return nonblocking("MPI_Ibcast", {comm, count, type, nullptr, root}, req,
+                     [&] { return PMPI_Ibcast(buf, count, type, root, comm, req); });
+}
+int MPI_Ireduce(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, int root, MPI_Comm comm,
+                MPI_Request* req) {
+  return nonblocking("MPI_Ireduce", {comm, count, type, &o, root}, req,
+                     [&] { return PMPI_Ireduce(s, r, count, type, o, root, comm, req); });
+}
+int MPI_Iallreduce(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, MPI_Comm comm, MPI_Request* req) {
+  return nonblocking("MPI_Iallreduce", {comm, count, type, &o, -1}, req,
+                     [&] { return PMPI_Iallreduce(s, r, count, type, o, comm, req); });
+}
+int MPI_Iscan(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, MPI_Comm comm, MPI_Request* req) {
+  return nonblocking("MPI_Iscan", {comm, count, type, &o, -1}, req,
+                     [&] { return PMPI_Iscan(s, r, count, type, o, comm, req); });
+}
+int MPI_Iexscan(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, MPI_Comm comm, MPI_Request* req) {
+  return nonblocking("MPI_Iexscan", {comm, count, type, &o, -1}, req,
+                     [&] { return PMPI_Iexscan(s, r, count, type, o, comm, req); });
+}
+int MPI_Ireduce_scatter_block(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, MPI_Comm comm,
+                              MPI_Request* req) {
+  return nonblocking("MPI_Ireduce_scatter_block", {comm, count, type, &o, -1}, req,
+                     [&] { return PMPI_Ireduce_scatter_block(s, r, count, type, o, comm, req); });
+}
+int MPI_Iallgather(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype,
+                   MPI_Comm comm, MPI_Request* req) {
+  return nonblocking("MPI_Iallgather", {comm, scount, stype, nullptr, -1}, req,
+                     [&] { return PMPI_Iallgather(s, scount, stype, r, rcount, rtype, comm, req); });
+}
+int MPI_Igather(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype, int root,
+                MPI_Comm comm, MPI_Request* req) {
+  return nonblocking("MPI_Igather", {comm, scount, stype, nullptr, root}, req,
+                     [&] { return PMPI_Igather(s, scount, stype, r, rcount, rtype, root, comm, req); });
+}
+int MPI_Iscatter(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype, int root,
+                 MPI_Comm comm, MPI_Request* req) {
+  return nonblocking("MPI_Iscatter", {comm, rcount, rtype, nullptr, root}, req,
+                     [&] { return PMPI_Iscatter(s, scount, stype, r, rcount, rtype, root, comm, req); });
+}
+int MPI_Ialltoall(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype, MPI_Comm comm,
+                  MPI_Request* req) {
+  return nonblocking("MPI_Ialltoall", {comm, scount, stype, nullptr, -1}, req,
+                     [&] { return PMPI_Ialltoall(s, scount, stype, r, rcount, rtype, comm, req); });
+}
+
+// ---- point to point --------------------------------------------------------------------------------
+int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  return send_like("MPI_Send", count, type, dest, tag, comm,
+                   [&] { return PMPI_Send(buf, count, type, dest, tag, comm); });
+}
+int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  return send_like("MPI_Ssend", count, type, dest, tag, comm,
+                   [&] { return PMPI_Ssend(buf, count, type, dest, tag, comm); });
+}
+int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  return send_like("MPI_Bsend", count, type, dest, tag, comm,
+                   [&] { return PMPI_Bsend(buf, count, type, dest, tag, comm); });
+}
+int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
+  return send_like("MPI_Rsend", count, type, dest, tag, comm,
+                   [&] { return PMPI_Rsend(buf, count, type, dest, tag, comm); });
+}
+int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return isend_like("MPI_Isend", count, type, dest, tag, comm, req,
+                    [&] { return PMPI_Isend(buf, count, type, dest, tag, comm, req); });
+}
+int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return isend_like("MPI_Issend", count, type, dest, tag, comm, req,
+                    [&] { return PMPI_Issend(buf, count, type, dest, tag, comm, req); });
+}
+int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  MPI_Status mine;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &mine : status;
+  return recorded(
+      "MPI_Recv",
+      [&](JsonLine& l) {
+        handle(l, "comm", comm).i64("count", count);
+        dtype(l, "dtype", type).i64("peer", peer_rank(source)).i64("tag", tag_value(tag));
+      },
+      [&] { return PMPI_Recv(buf, count, type, source, tag, comm, st); },
+      [&](JsonLine& l, int r) { status_out(l, r, *st); });
+}
+int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* req) {
+  return isend_like("MPI_Irecv", count, type, source, tag, comm, req,
+                    [&] { return PMPI_Irecv(buf, count, type, source, tag, comm, req); });
+}
+int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf, int rcount,
+                 MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Status* status) {
+  MPI_Status mine;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &mine : status;
+  return recorded(
+      "MPI_Sendrecv",
+      [&](JsonLine& l) {
+        handle(l, "comm", comm).i64("count", scount);
+        dtype(l, "dtype", stype).i64("peer", peer_rank(dest)).i64("tag", tag_value(stag));
+        l.i64("recv_count", rcount);
+        dtype(l, "recv_dtype", rtype).i64("recv_peer", peer_rank(source)).i64("recv_tag", tag_value(rtag));
+      },
+      [&] { return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, st); },
+      [&](JsonLine& l, int r) { status_out(l, r, *st); });
+}
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  MPI_Status mine;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &mine : status;
+  return recorded(
+      "MPI_Probe",
+      [&](JsonLine& l) { handle(l, "comm", comm).i64("peer", peer_rank(source)).i64("tag", tag_value(tag)); },
+      [&] { return PMPI_Probe(source, tag, comm, st); }, [&](JsonLine& l, int r) { status_out(l, r, *st); });
+}
+
+// ---- completion ------------------------------------------------------------------------------------
+int MPI_Wait(MPI_Request* req, MPI_Status* status) {
+  MPI_Status mine;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &mine : status;
+  return recorded(
+      "MPI_Wait", [&](JsonLine& l) { handle(l, "req", req != nullptr ? *req : MPI_REQUEST_NULL); },
+      [&] { return PMPI_Wait(req, st); }, [&](JsonLine& l, int r) { status_out(l, r, *st); });
+}
+
+int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+  return all_of_requests("MPI_Waitall", count, reqs, statuses, nullptr,
+                         [&](MPI_Status* st) { return PMPI_Waitall(count, reqs, st); });
+}
+int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
+  return all_of_requests("MPI_Testall", count, reqs, statuses, flag,
+                         [&](MPI_Status* st) { return PMPI_Testall(count, reqs, flag, st); });
+}
+int MPI_Waitany(int count, MPI_Request reqs[], int* index, MPI_Status* status) {
+  MPI_Status mine;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &mine : status;
+  return recorded(
+      "MPI_Waitany",
+      [&](JsonLine& l) {
+        ListText list;
+        for (int i = 0; i < count && reqs != nullptr; ++i) list.add_hex(bits(reqs[i]));
+        l.i64("n", count).str("reqs", list.text());
+      },
+      [&] { return PMPI_Waitany(count, reqs, index, st); },
+      [&](JsonLine& l, int r) {
+        l.i64("index", index != nullptr && *index != MPI_UNDEFINED ? *index : -1);
+        status_out(l, r, *st);
+      });
+}
+int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
+  MPI_Status mine;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &mine : status;
+  return recorded(
+      "MPI_Test", [&](JsonLine& l) { handle(l, "req", req != nullptr ? *req : MPI_REQUEST_NULL); },
+      [&] { return PMPI_Test(req, flag, st); },
+      [&](JsonLine& l, int r) {
+        l.i64("flag", flag != nullptr ? *flag : 0);
+        status_out(l, r, *st);
+      });
+}
+int MPI_Request_free(MPI_Request* req) {
+  return recorded(
+      "MPI_Request_free", [&](JsonLine& l) { handle(l, "req", req != nullptr ? *req : MPI_REQUEST_NULL); },
+      [&] { return PMPI_Request_free(req); }, no_out);
+}
+
+}  // extern "C"
+#pragma GCC visibility pop
