@@ -2,9 +2,9 @@
 #include "collmc/traces/predict.h"
 
 #include "collmc/checker/check.h"
-#include "collmc/report/check_report.h"
 #include "collmc/model/parser.h"
 #include "collmc/model/world.h"
+#include "collmc/report/check_report.h"
 
 namespace collmc::traces {
 namespace {
