@@ -153,8 +153,9 @@ ReplayReport run_replay(const ReplayPlan& plan, const ReplayOptions& options, Ba
   if (refusal.empty() && plan.world->mixed_profiles())
     refusal = "comms of both libraries (mpi and nccl): no backend runs MPI and NCCL in one job yet";
   if (refusal.empty() && !plan.world->keys.empty() && options.launcher != LauncherKind::Local)
-    refusal = "the host store statements (store_set, store_wait, host_barrier) replay with --launcher local only: "
-              "the TCP store does not mirror the scenario's store yet";
+    refusal =
+        "the host store statements (store_set, store_wait, host_barrier) replay with --launcher local only: "
+        "the TCP store does not mirror the scenario's store yet";
   if (!refusal.empty()) {
     report.outcome = Outcome::Refused;
     report.summary = refusal;
