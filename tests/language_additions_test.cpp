@@ -56,8 +56,9 @@ TEST(PerRankComm, VerdictsInBothOutcomes) {
 }
 
 TEST(PerRankComm, MismatchNamesBothLists) {
-  auto r = checker::check(
-      world_of("ranks 3\ncomm G = per_rank\nrank 0 { init G [0, 1] }\nrank 1, 2 { init G [0, 1, 2] }\n"), {});
+  const model::World world1 =
+      world_of("ranks 3\ncomm G = per_rank\nrank 0 { init G [0, 1] }\nrank 1, 2 { init G [0, 1, 2] }\n");
+  auto r = checker::check(world1, {});
   ASSERT_EQ(r.verdict, model::Verdict::Mismatch);
   const std::string text = report::text_report(r);
   EXPECT_NE(text.find("passes [0, 1]"), std::string::npos) << text;
@@ -145,16 +146,17 @@ TEST(Store, FormsAndVerdicts) {
   // A reused key: the second barrier passes at once (c10d's counter stays).
   EXPECT_EQ(verdict_of("ranks 2\nrank 0 { host_barrier b\n host_barrier b }\nrank 1 { host_barrier b }\n"),
             model::Verdict::Safe);
-  auto r = checker::check(world_of("ranks 2\nrank 1 { store_wait ready }\nrank 0 { maybe { store_set ready } }\n"), {});
+  const model::World world2 = world_of("ranks 2\nrank 1 { store_wait ready }\nrank 0 { maybe { store_set ready } }\n");
+  auto r = checker::check(world2, {});
   ASSERT_EQ(r.verdict, model::Verdict::Deadlock);
   EXPECT_NE(report::text_report(r).find("host store key \"ready\""), std::string::npos) << report::text_report(r);
 }
 
 TEST(Threads, TwoThreadsInsideOneCommIsAUsageError) {
-  auto r = checker::check(
-      world_of("ranks 2\ncomm A = all\nrank 0 { alloc wa\n thread ta { register A wa }\n thread tb { all_reduce A x\n "
-               "sync main } }\nrank 1 { alloc wa\n all_reduce A x\n sync main\n register A wa }\n"),
-      {});
+  const model::World world = world_of(
+      "ranks 2\ncomm A = all\nrank 0 { alloc wa\n thread ta { register A wa }\n thread tb { all_reduce A x\n "
+      "sync main } }\nrank 1 { alloc wa\n all_reduce A x\n sync main\n register A wa }\n");
+  auto r = checker::check(world, {});  // the result points at the world
   ASSERT_EQ(r.verdict, model::Verdict::UsageError);
   const std::string text = report::text_report(r);
   EXPECT_NE(text.find("two host threads inside A"), std::string::npos) << text;

@@ -806,8 +806,9 @@ TEST(ParserErrors, EmptyCommunicator) {
 }
 
 TEST(ParserErrors, UnknownKnob) {
-  EXPECT_FAILS_AT(parse_failure("ranks 2\nset colour = on\n"), 2, 5,
-                  "unknown knob 'colour': expected profile, comm_mode, runtime_connect or stream_progress");
+  EXPECT_FAILS_AT(
+      parse_failure("ranks 2\nset colour = on\n"), 2, 5,
+      "unknown knob 'colour': expected profile, comm_mode, runtime_connect, stream_progress or nccl_version");
 }
 
 TEST(ParserErrors, UnknownKnobValue) {
@@ -900,7 +901,7 @@ TEST(ParserErrors, CommDeclaredTwice) {
 
 TEST(ParserErrors, UnknownCommModifier) {
   EXPECT_FAILS_AT(parse_failure("ranks 2\ncomm A = [0, 1] lazy\n"), 2, 17,
-                  "expected 'blocking', 'nonblocking', 'uninit' or end of statement");
+                  "expected 'blocking', 'nonblocking', 'uninit', 'mpi', 'nccl' or end of statement");
   EXPECT_FAILS_AT(parse_failure("ranks 2\ncomm A = [0, 1] blocking nonblocking\n"), 2, 26, "mode given twice");
   EXPECT_FAILS_AT(parse_failure("ranks 2\ncomm A = 0, 1\n"), 2, 10, "expected a rank set");
 }

@@ -84,7 +84,8 @@ class Generator {
         out << "rank " << r << " {\n  alloc b0\n  alloc b1\n";
       if (o_.commuting_choices && !body.empty() && chance(0.4)) {
         const size_t i = static_cast<size_t>(pick(0, static_cast<int>(body.size()) - 1));
-        body[i] = "any_order {\n" + indent(body[i], 1) + "  free scratch\n}";
+        // A thread stands directly in a rank body, never inside an any_order.
+        if (body[i].rfind("thread", 0) != 0) body[i] = "any_order {\n" + indent(body[i], 1) + "  free scratch\n}";
       }
       for (const auto& s : body) out << indent(s, 1);
       if (chance(0.6)) out << "  sync " << (chance(0.8) ? "main" : "device") << "\n";

@@ -5,6 +5,12 @@
 namespace collmc::checker {
 
 void PersistentSetReduction::enabled(const State& s, std::vector<Step>& out, int first_rank) const {
+  // Two threads of a rank on one NCCL comm: other ranks' steps change whether a call is a usage error
+  // (IndependenceInfo::threads_share_nccl_comm), so every enabled step is explored.
+  if (info_.threads_share_nccl_comm()) {
+    inner_.enabled(s, out, first_rank);
+    return;
+  }
   const int ranks = info_.ranks();
   if (first_rank < 0 || first_rank >= ranks) first_rank = 0;
   std::vector<Step> host;

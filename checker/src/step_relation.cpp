@@ -2,6 +2,7 @@
 // device completions) and the successor each leads to. Each step is atomic; the effects of calls are
 // in call_effects.cpp, the reports on stuck states in diagnosis.cpp.
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -59,6 +60,13 @@ Semantics::Semantics(const model::World& world) : world_(world), control_(compil
       if (static_cast<size_t>(e.target) >= n) throw std::logic_error("control edge does not lead to a lower node");
       if (here || reads_device_ahead_[static_cast<size_t>(e.target)]) reads_device_ahead_[n] = 1;
     }
+  // (rank, comm) -> the first thread seen calling on it; a second thread makes the thread-safety rule live.
+  std::map<std::pair<int, int>, int> comm_thread;
+  for (const auto& c : world_.calls) {
+    if (c.comm < 0 || world_.profile_of(c) != Profile::Nccl) continue;
+    auto [it, fresh] = comm_thread.emplace(std::make_pair(c.rank, c.comm), c.thread);
+    if (!fresh && it->second != c.thread) threads_share_nccl_comm_ = true;
+  }
 }
 
 bool Semantics::thread_live(const State& s, int rank, int thread) const {

@@ -22,6 +22,10 @@ class IndependenceInfo {
   virtual bool has_pending_device_work(const State& s, int rank) const = 0;
   // Some thread of the rank can still reach a step that reads device work.
   virtual bool may_read_device(const State& s, int rank) const = 0;
+  // Some rank has two threads with calls on one NCCL comm. Whether such a call is a usage error
+  // (another thread of the rank blocked inside that comm) then depends on other ranks' progress, which
+  // can unblock the thread: steps of different ranks no longer commute, and no reduction may assume so.
+  virtual bool threads_share_nccl_comm() const = 0;
   // The ranks whose streams a completion step changes.
   virtual std::vector<int> completion_ranks(const Step& step) const = 0;
   // The enabled steps that belong to `rank`: its threads' host steps, and the completions it stands

@@ -54,6 +54,7 @@ class Semantics final : public NextState, public IndependenceInfo {
   bool has_pending_device_work(const State& s, int rank) const override;
   bool may_read_device(const State& s, int rank) const override;
   std::vector<int> completion_ranks(const Step& step) const override;
+  bool threads_share_nccl_comm() const override { return threads_share_nccl_comm_; }
   void enabled_of_rank(const State& s, int rank, std::vector<Step>& host,
                        std::vector<Step>& completions) const override;
 
@@ -76,6 +77,7 @@ class Semantics final : public NextState, public IndependenceInfo {
 
  private:
   friend class Issuer;
+  bool threads_share_nccl_comm_ = false;  // see IndependenceInfo::threads_share_nccl_comm
   // What a call on a nonblocking comm waits for first (NCCL's poll until the previous call returned):
   // the one rule both the guard and the wait-for graph read.
   struct NonblockingWait {
