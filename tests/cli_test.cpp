@@ -38,7 +38,7 @@ TEST(Cli, BadInputPointsAtFileLineColumn) {
   std::string out;
   EXPECT_EQ(collmc("check " + path, &out), 2);
   EXPECT_NE(out.find(path + ":4:3: error: expected a statement"), std::string::npos) << out;
-  EXPECT_NE(out.find("^"), std::string::npos);
+  EXPECT_NE(out.find('^'), std::string::npos);
   std::remove(path.c_str());
 }
 

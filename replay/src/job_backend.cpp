@@ -199,7 +199,7 @@ class JobBackend : public Backend {
     if (refusal.empty() && kind_ == BackendKind::Nccl && on_this_host_only()) {
       // One rank per GPU of this host: never a rank process without a GPU.
       int gpus = 0;
-      const std::string env = nccl_environment(&gpus);
+      std::string env = nccl_environment(&gpus);
       if (env.rfind("error", 0) == 0) {
         refusal = env.substr(7);
         return env;

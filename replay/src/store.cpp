@@ -448,14 +448,14 @@ void StoreClient::mirror() {
   receive();  // what came with the plan (the current turn, ids of a late joiner) waits in the inbox
   // 0.2 ms between looks while the rank changes (the sequencer's turns pass through here), up to
   // 2 ms while it does not: a blocked rank's spinning MPI threads keep the CPU.
-  long wait_ns = 200 * 1000;
+  long wait_ns = 200L * 1000;
   while (!stopping_.load()) {
     pollfd p{fd_, POLLIN, 0};
     const timespec wait{0, wait_ns};
     const bool received = ppoll(&p, 1, &wait, nullptr) > 0;
     if (received) receive();
     const bool sent = send_changes();
-    wait_ns = received || sent ? 200 * 1000 : std::min(wait_ns * 2, 2000L * 1000);
+    wait_ns = received || sent ? 200L * 1000 : std::min(wait_ns * 2, 2000L * 1000);
   }
 }
 

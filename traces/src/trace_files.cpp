@@ -61,7 +61,7 @@ std::vector<std::string> expand_trace_paths(const std::vector<std::string>& path
 TraceFormat detect_trace_format(const std::string& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw TraceInputError(file, 0, 0, 0, "cannot open the file");
-  std::string head(64 * 1024, '\0');
+  std::string head(size_t{64} * 1024, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(in.gcount()));
   if (head.empty()) throw TraceInputError(file, 0, 0, 0, "the file is empty: expected a trace");

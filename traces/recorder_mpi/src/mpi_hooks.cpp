@@ -21,7 +21,9 @@ namespace {
 template <class Handle>
 uint64_t bits(const Handle& h) {
   uint64_t v = 0;
-  std::memcpy(&v, &h, sizeof h < sizeof v ? sizeof h : sizeof v);
+  // Open MPI's handles are pointers: their bits, not what they point to, are wanted.
+  constexpr size_t kHandleBytes = sizeof(Handle);  // NOLINT(bugprone-sizeof-expression)
+  std::memcpy(&v, &h, kHandleBytes < sizeof v ? kHandleBytes : sizeof v);
   return v;
 }
 
