@@ -476,7 +476,8 @@ class Emitter {
 std::string emit_scenario(const Trace& trace, const EmitOptions& options) { return Emitter(trace, options).run(); }
 
 std::map<std::string, std::string> scenario_comm_names(const Trace& trace) {
-  Emitter emitter(trace, EmitOptions{});
+  const EmitOptions defaults;  // the emitter keeps a reference: it must outlive it
+  Emitter emitter(trace, defaults);
   emitter.run();
   return emitter.comm_names();
 }
