@@ -19,4 +19,4 @@ rm -rf build-release
 step "Release build" scripts/setup.sh build-release -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DCOLLMC_BENCH=OFF
 step "install and run elsewhere" scripts/check-install.sh build-release
 step "ASan build" scripts/setup.sh build-asan -DCOLLMC_SANITIZE=ON -DCOLLMC_BENCH=OFF -DCOLLMC_WERROR=ON
-step "ASan ctest" bash -c 'cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$(nproc)"'
+step "ASan ctest" bash -c 'cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/../scripts/lsan.supp UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$(nproc)"'
