@@ -1,7 +1,9 @@
 // Helpers shared by the tests: scenarios from inline text, verdicts, paths of the bundled files.
 #pragma once
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "collmc/checker/check.h"
 #include "collmc/model/parser.h"
@@ -25,5 +27,18 @@ std::string fresh_scratch_dir(const std::string& name, bool create = true);
 
 // Runs a shell command; returns its exit status and fills `output` with stdout+stderr.
 int run_command(const std::string& command, std::string* output);
+
+// Whether some line holds `text` (importer notes, summaries).
+inline bool contains(const std::vector<std::string>& lines, const std::string& text) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(text) != std::string::npos; });
+}
+
+// The lines, each ended by a newline (for failure messages).
+inline std::string joined(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += l + "\n";
+  return s;
+}
 
 }  // namespace collmc::testing

@@ -20,17 +20,6 @@ namespace fs = std::filesystem;
 
 std::string synthetic(const std::string& name) { return source_dir() + "/tests/fixtures/traces/synthetic/" + name; }
 
-bool contains(const std::vector<std::string>& lines, const std::string& text) {
-  return std::any_of(lines.begin(), lines.end(),
-                     [&](const std::string& l) { return l.find(text) != std::string::npos; });
-}
-
-std::string joined(const std::vector<std::string>& lines) {
-  std::string s;
-  for (const auto& l : lines) s += l + "\n";
-  return s;
-}
-
 json entry(int record_id, const std::string& pg, const std::string& name, json seq, const std::string& state) {
   return {{"record_id", record_id},    {"process_group", {pg, pg == "0" ? "default_pg" : "undefined"}},
           {"collective_seq_id", seq},  {"p2p_seq_id", 0},

@@ -15,17 +15,6 @@ using namespace collmc::traces;
 
 std::string fixture(const std::string& name) { return source_dir() + "/tests/fixtures/traces/synthetic/" + name; }
 
-bool contains(const std::vector<std::string>& lines, const std::string& text) {
-  return std::any_of(lines.begin(), lines.end(),
-                     [&](const std::string& l) { return l.find(text) != std::string::npos; });
-}
-
-std::string joined(const std::vector<std::string>& lines) {
-  std::string s;
-  for (const auto& l : lines) s += l + "\n";
-  return s;
-}
-
 TEST(TraceFlightRecorder, ARankThatSkippedACollectiveIsMissingAndTheCheckFindsTheHang) {
   Trace t = import_traces({fixture("fr_hang")}, TraceFormat::Auto);
   EXPECT_EQ(t.format, "flight-recorder");
