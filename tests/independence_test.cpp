@@ -48,6 +48,22 @@ TEST(Independence, ThreeRanksNoChoices) {
   EXPECT_GT(pairs, 1000u);
 }
 
+TEST(Independence, AbortsWaitingForQueuedKernels) {
+  // Issue 14's abort rule: an abort waits for its comm's kernels queued behind other work, and a
+  // completion now also drops the aborted work that starts behind it. Both stay claims about the rank's
+  // own streams (abort reads device work; completions only remove from stream heads).
+  const std::string warm = "  all_reduce A warm; all_reduce B warm; sync main\n";
+  uint64_t pairs = 0;
+  for (const std::string aborts : {"abort B; abort A", "group { abort B; abort A }", "abort A; abort B"}) {
+    SCOPED_TRACE(aborts);
+    expect_independent("ranks 2\ncomm A = [0, 1]\ncomm B = [0, 1]\nrank 0 {\n" + warm +
+                           "  all_reduce A xa; all_reduce B xb\n  " + aborts + "\n}\nrank 1 {\n" + warm +
+                           "  maybe { all_reduce A xa }\n  all_reduce B xb\n  abort B; abort A\n}\n",
+                       20000, pairs);
+  }
+  EXPECT_GT(pairs, 0u);
+}
+
 TEST(Independence, NoClaimForAFreeAndACompletion) {
   // A free reads the rank's pending device work: it does not commute with the completion of the
   // all_reduce on that buffer, and the layer must not claim it does.

@@ -408,6 +408,45 @@ TEST(SemanticsDestroy, CrossOrderIsSafeOnlyWhileTheCommsAreNotConnected) {
   EXPECT_VERDICT(two_ranks("", kWarmAB + "destroy A", kWarmAB), Verdict::Deadlock);
 }
 
+TEST(SemanticsDestroy, WaitsWhateverRuntimeConnectAndCommModeAre) {
+  // SEMANTICS.md §2 (issue 14 item 10): a connected comm's destroy waits for the peers' destroy also with
+  // runtime_connect = off and on nonblocking comms (unmeasured: tests/calibration-probes/destroy_warm_*).
+  for (const std::string header : {"set runtime_connect = off", "set comm_mode = nonblocking"}) {
+    SCOPED_TRACE(header);
+    EXPECT_VERDICT(two_ranks(header, kWarmAB + "destroy A", kWarmAB), Verdict::Deadlock);
+    EXPECT_VERDICT(two_ranks(header, kWarmAB + "destroy A", kWarmAB + "destroy A"), Verdict::Safe);
+    EXPECT_VERDICT(two_ranks(header, kWarmAB + "destroy A; destroy B", kWarmAB + "destroy B; destroy A"),
+                   Verdict::Deadlock);
+    // Never connected (no collective ran on it): destroyed locally.
+    EXPECT_VERDICT(two_ranks(header, "destroy A", ""), Verdict::Safe);
+  }
+  // A symmetric all-reduce sets up no connections: its comm is still destroyed locally.
+  EXPECT_VERDICT(two_ranks("set runtime_connect = off", "alloc w; register A w; all_reduce A w; sync main; destroy A",
+                           "alloc w; register A w; all_reduce A w; sync main"),
+                 Verdict::Safe);
+}
+
+TEST(SemanticsAbort, WaitsForItsKernelsQueuedBehindAnotherCommsStuckKernel) {
+  // Issue 14 item 6 (documented, unmeasured): rank 0's B kernel is queued behind A's, which rank 1 never
+  // joins. Aborting B alone waits for B's kernel to start: a hang; aborting A first, or both in one
+  // group, releases both.
+  const std::string stuck = kWarmAB + "all_reduce A xa; all_reduce B xb; ";
+  const std::string peer = kWarmAB + "all_reduce B xb; abort B; abort A";
+  EXPECT_VERDICT(two_ranks("", stuck + "abort B; abort A", peer), Verdict::Deadlock);
+  EXPECT_VERDICT(two_ranks("", stuck + "abort A; abort B", peer), Verdict::Safe);
+  EXPECT_VERDICT(two_ranks("", stuck + "group { abort B; abort A }", peer), Verdict::Safe);
+  // On its own stream B's kernel runs, sees the abort and exits.
+  EXPECT_VERDICT(two_ranks("", kWarmAB + "all_reduce A xa; all_reduce B xb on side; abort B; abort A",
+                           kWarmAB + "all_reduce B xb on side; abort B; abort A"),
+                 Verdict::Safe);
+  // A kernel of the same comm ahead of it is aborted too.
+  EXPECT_VERDICT(two_ranks("", kWarmAB + "all_reduce A xa; all_reduce A ya; abort A", kWarmAB), Verdict::Safe);
+  // Behind a kernel that completes later, the abort waits for it and then returns.
+  EXPECT_VERDICT(two_ranks("", kWarmAB + "all_reduce A xa; all_reduce B xb; abort B; sync main",
+                           kWarmAB + "all_reduce A xa; sync main"),
+                 Verdict::Safe);
+}
+
 TEST(SemanticsAbort, ReleasesAPendingCallOnANonblockingComm) {
   EXPECT_VERDICT("ranks 2\ncomm A = [0, 1] nonblocking\nrank 0 { alloc wa; register A wa; abort A }", Verdict::Safe);
   EXPECT_VERDICT("ranks 2\ncomm A = [0, 1] nonblocking\nrank 0 { alloc wa; register A wa }", Verdict::Deadlock);

@@ -105,17 +105,19 @@ class Issuer {
       case OpKind::Destroy: {
         // Measured on 2x H200 (docs/HARDWARE.md): destroying a comm whose connections were set up
         // waits until every member destroys that same comm; a comm never connected is freed locally.
+        // SEMANTICS.md §2: the wait holds whatever runtime_connect and comm_mode are (issue 14 item 10;
+        // those two variants are unmeasured: tests/calibration-probes/destroy_warm_peer_idle_*).
         auto& m = member(c.comm);
-        const bool connected = (m.flags & kConnectReached) || has_p2p_connection(c.comm);
+        const bool connected = (m.flags & kConnectionsUsed) || has_p2p_connection(c.comm);
         if (!(m.flags & (kDestroyed | kAborted))) ++st_.comms[static_cast<size_t>(c.comm)].torn_down;
         m.flags |= kDestroyed;
-        if (connected && !mpi && w_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Blocking)
+        if (connected && !mpi)
           waits_.push_back(Wait{
               .kind = WaitKind::Teardown, .comm = static_cast<uint16_t>(c.comm), .call = static_cast<uint32_t>(c.id)});
         return true;
       }
       case OpKind::Abort:
-        abort_comm(c.comm);
+        abort_comm(c);
         return true;
       case OpKind::SyncStream:
       case OpKind::SyncDevice:
@@ -183,6 +185,11 @@ class Issuer {
         rs_.streams[static_cast<size_t>(stream)].push_back(std::move(e));
       }
     }
+    // An abort returns once its comm's work left the streams; a group's aborts all took effect above.
+    for (const auto& [comm, call] : aborted_)
+      if (has_part(rs_, comm))
+        waits_.push_back(Wait{
+            .kind = WaitKind::AbortDrain, .comm = static_cast<uint16_t>(comm), .call = static_cast<uint32_t>(call)});
     thread.waits.insert(thread.waits.end(), waits_.begin(), waits_.end());
   }
 
@@ -379,8 +386,9 @@ class Issuer {
   }
 
   void connect(const Call& c) {
-    if (!w_.knobs.runtime_connect) return;
     auto& m = member(c.comm);
+    m.flags |= kConnectionsUsed;
+    if (!w_.knobs.runtime_connect) return;
     if (m.flags & kConnectReached) return;
     m.flags |= kConnectReached;
     ++st_.comms[static_cast<size_t>(c.comm)].connected;
@@ -543,16 +551,15 @@ class Issuer {
     parts_.emplace_back(stream, std::vector<DevicePart>{p});
   }
 
-  void abort_comm(int comm) {
+  // ncclCommAbort (issue 14 item 6; documented, unmeasured): the comm's kernels that run exit at once;
+  // one queued behind another comm's kernel must start first, and the abort waits for that (finish()
+  // adds the wait). Aborting the comms together (one group) lets the stuck kernel ahead exit too.
+  void abort_comm(const Call& c) {
+    const int comm = c.comm;
     if (!(member(comm).flags & (kDestroyed | kAborted))) ++st_.comms[static_cast<size_t>(comm)].torn_down;
     member(comm).flags |= kAborted;
-    for (auto& st : rs_.streams) {
-      for (auto& e : st)
-        e.parts.erase(
-            std::remove_if(e.parts.begin(), e.parts.end(), [&](const DevicePart& p) { return p.comm == comm; }),
-            e.parts.end());
-      st.erase(std::remove_if(st.begin(), st.end(), [](const StreamEntry& e) { return e.parts.empty(); }), st.end());
-    }
+    sem_.drop_aborted_running(rs_, r_);
+    aborted_.emplace_back(comm, c.id);
     for (auto& th : rs_.threads)
       th.waits.erase(std::remove_if(th.waits.begin(), th.waits.end(),
                                     [&](const Wait& wt) { return wt.kind != WaitKind::StoreKey && wt.comm == comm; }),
@@ -601,6 +608,7 @@ class Issuer {
   RankState& rs_;
   std::vector<std::pair<int, std::vector<DevicePart>>> parts_;  // per stream, in issue order
   std::vector<Wait> waits_;
+  std::vector<std::pair<int, int>> aborted_;  // (comm, abort call) of the aborts among these calls
 };
 
 std::optional<Violation> apply_calls(const Semantics& semantics, State& next, int rank, int thread,

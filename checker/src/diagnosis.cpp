@@ -172,6 +172,11 @@ std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) co
       out = "waits for a message from any rank of " + comm.name + " (MPI_ANY_SOURCE)";
       for (int m : comm.members) missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
       break;
+    case WaitKind::AbortDrain:
+      out = "waits in the abort of " + comm.name +
+            " for its kernels queued behind other work to start (and see the abort); abort the comms together "
+            "(one group) to release them";
+      break;
     case WaitKind::Teardown:
       out = "waits for every member to destroy " + comm.name + " (it is connected)";
       for (int m : comm.members) {
@@ -383,6 +388,10 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
               d.target_rank = m;
               out.push_back(d);
             }
+            break;
+          case WaitKind::AbortDrain:
+            d.comm = w.comm;
+            on_own_streams(d, r, -1, w.comm, "its queued work on " + world_.comm_name(w.comm));
             break;
           case WaitKind::DevDone:
             d.comm = w.comm;

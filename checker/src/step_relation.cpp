@@ -165,6 +165,8 @@ bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
       return s.store[w.slot] >= w.count;
     case WaitKind::P2pAny:
       return false;  // a MatchAny step removes it
+    case WaitKind::AbortDrain:
+      return !has_part(rs, w.comm);
   }
   return false;
 }
@@ -464,9 +466,33 @@ void Semantics::complete_part(State& s, int rank, PartKind kind, int comm, uint3
       if (!p.done && p.kind == kind && p.comm == comm && p.slot == slot && (peer < 0 || p.peer == peer)) {
         p.done = 1;
         const auto& parts = st.front().parts;
-        if (std::all_of(parts.begin(), parts.end(), [](const DevicePart& q) { return q.done; })) st.erase(st.begin());
+        if (std::all_of(parts.begin(), parts.end(), [](const DevicePart& q) { return q.done; })) {
+          st.erase(st.begin());
+          drop_aborted_running(rs, rank);  // work of an aborted comm that starts now exits at once
+        }
         return;
       }
+  }
+}
+
+void Semantics::drop_aborted_running(RankState& rs, int rank) const {
+  auto aborted = [&](const DevicePart& p) {
+    return (rs.members[static_cast<size_t>(local_index(rank, p.comm))].flags & kAborted) != 0;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const StreamEntry* running : running_entries(rs)) {
+      auto& e = const_cast<StreamEntry&>(*running);
+      for (auto& p : e.parts)
+        if (!p.done && aborted(p)) {
+          p.done = 1;
+          changed = true;
+        }
+    }
+    for (auto& st : rs.streams)
+      if (!st.empty() &&
+          std::all_of(st.front().parts.begin(), st.front().parts.end(), [](const DevicePart& q) { return q.done; }))
+        st.erase(st.begin());
   }
 }
 

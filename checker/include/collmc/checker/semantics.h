@@ -101,6 +101,10 @@ class Semantics final : public NextState, public IndependenceInfo {
   // The P2pHost wait of `sender`'s send number `pair` to `receiver` on `comm`, if it waits in it.
   const Wait* waiting_send(const State& s, int receiver, int comm, int sender, uint32_t pair) const;
   void complete_part(State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const;
+  // ncclCommAbort sets the comm's abort flag; a kernel of that comm exits once it runs (reaches the
+  // head of its stream). Marks the running parts of comms this rank aborted done and drops the entries
+  // left empty, again and again as work behind them starts.
+  void drop_aborted_running(RankState& rs, int rank) const;
   std::string describe_wait(const State& s, int rank, const Wait& w) const;
   std::string where_is(const State& s, int rank) const;
   std::string call_ref(int call) const;

@@ -20,6 +20,9 @@ enum class WaitKind : uint8_t {
   Teardown,    // destroy of a connected `comm`: released when every member entered its destroy
   StoreKey,    // store_wait / host_barrier: released when host store key `slot` counts `count` or more
   P2pAny,      // mpi `recv COMM any` (MPI_ANY_SOURCE): never holds; a MatchAny step picks a sender and removes it
+  AbortDrain,  // abort of `comm` (alone or with the other comms of its group): released once none of this
+               // rank's work on `comm` is left, i.e. every kernel of it reached its stream's head and
+               // exited; a kernel queued behind another comm's stuck kernel never does (issue 14 item 6)
 };
 
 // What a blocked host thread waits for; a thread moves on once all its waits hold.
@@ -70,6 +73,9 @@ enum MemberFlag : uint8_t {
   kFinalized = 4,
   kDestroyed = 8,
   kAborted = 16,
+  // A non-symmetric collective ran on the comm (its connections exist), also with runtime_connect = off
+  // where no connect wait is recorded: what makes its destroy wait for the peers' (SEMANTICS.md §2).
+  kConnectionsUsed = 32,
 };
 
 // A rank's view of one comm it belongs to.
