@@ -168,5 +168,67 @@ TEST(Threads, TwoThreadsInsideOneCommIsAUsageError) {
             model::Verdict::UsageError);
 }
 
+// Issue 14 item 4: `process P = [..]`, ranks one host thread drives.
+TEST(Process, ParsesResolvesAndPrintsBack) {
+  const std::string text = "ranks 4\nprocess node0 = [0, 1]\nprocess node1 = [2, 3]\ncomm A = all\nrank * { }\n";
+  const auto w = world_of(text);
+  ASSERT_EQ(w.processes.size(), 2u);
+  EXPECT_EQ(w.processes[1].name, "node1");
+  EXPECT_EQ(w.processes[1].ranks, (std::vector<int>{2, 3}));
+  EXPECT_EQ(w.process_of(0), 0);
+  EXPECT_EQ(w.process_of(3), 1);
+  const std::string printed = model::print_world(w, "");
+  EXPECT_NE(printed.find("process node1 = [2, 3]"), std::string::npos) << printed;
+  EXPECT_EQ(world_of(printed).processes[0].ranks, w.processes[0].ranks);
+  // A process of one rank is what every rank is anyway.
+  EXPECT_TRUE(world_of("ranks 2\nprocess p = [1]\nrank * { }\n").processes.empty());
+}
+
+TEST(Process, BadInputSaysWhere) {
+  EXPECT_NE(input_error("ranks 2\nprocess p = [0, 1]\nprocess q = [1]\n").find("t.cmc:3:13"), std::string::npos)
+      << input_error("ranks 2\nprocess p = [0, 1]\nprocess q = [1]\n");
+  EXPECT_NE(input_error("ranks 2\nprocess p = [0, 1]\nprocess p = [0]\n").find("declared twice"), std::string::npos);
+  EXPECT_NE(input_error("process p = [0, 1]\nranks 2\n").find("before 'ranks N'"), std::string::npos);
+  EXPECT_NE(input_error("ranks 2\nprocess p = [0, 1]\nrank 0 { thread t { alloc x } }\n").find("`thread` block"),
+            std::string::npos);
+  EXPECT_NE(input_error("ranks 2\nprocess p = 0\n").find("a rank set"), std::string::npos);
+}
+
+TEST(Process, OneThreadBlocksTheProcessUnlessTheCallsAreGrouped) {
+  const std::string two = "ranks 2\nprocess host = [0, 1]\n";
+  // ncclCommInitRank per device in a loop: the first blocks the thread.
+  EXPECT_EQ(verdict_of(two + "comm A = all uninit\nrank * { init A }\n"), model::Verdict::Deadlock);
+  EXPECT_EQ(verdict_of(two + "comm A = all uninit\nrank * { group { init A } }\n"), model::Verdict::Safe);
+  // Without the process each rank is its own process: the same loop completes.
+  EXPECT_EQ(verdict_of("ranks 2\ncomm A = all uninit\nrank * { init A }\n"), model::Verdict::Safe);
+  // A cold all-reduce waits in the connect; a warm one (runtime_connect = off) is only enqueued.
+  EXPECT_EQ(verdict_of(two + "comm A = all\nrank * { all_reduce A x; sync main }\n"), model::Verdict::Deadlock);
+  EXPECT_EQ(verdict_of(two + "comm A = all\nrank * { group { all_reduce A x }; sync main }\n"), model::Verdict::Safe);
+  EXPECT_EQ(verdict_of(two + "set runtime_connect = off\ncomm A = all\nrank * { all_reduce A x; sync main }\n"),
+            model::Verdict::Safe);
+  // The thread issues the ranks' calls in turn: rank 0's sync comes after rank 1's all-reduce.
+  EXPECT_EQ(verdict_of(two + "set runtime_connect = off\ncomm A = all\nrank * { all_reduce A x\n sync main }\n"),
+            model::Verdict::Safe);
+  // A group of rank 0 followed by a call of rank 1 outside any group: rank 0's group end blocks.
+  EXPECT_EQ(verdict_of(two + "comm A = all uninit\nrank 0 { group { init A } }\nrank 1 { init A }\n"),
+            model::Verdict::Deadlock);
+  // Two rounds of groups: the second round waits for the first.
+  EXPECT_EQ(
+      verdict_of(two + "comm A = all uninit\ncomm B = all uninit\nrank * { group { init A }; group { init B } }\n"),
+      model::Verdict::Safe);
+  // A rank whose body ended is skipped.
+  EXPECT_EQ(verdict_of(two + "set runtime_connect = off\ncomm A = all\nrank 0 { all_reduce A x; sync main; alloc z }\n"
+                             "rank 1 { all_reduce A x }\n"),
+            model::Verdict::Safe);
+}
+
+TEST(Process, TheReportNamesTheRankHoldingTheThread) {
+  const model::World world = world_of("ranks 2\nprocess host = [0, 1]\ncomm A = all uninit\nrank * { init A }\n");
+  auto r = checker::check(world, {});  // the result points at the world
+  ASSERT_EQ(r.verdict, model::Verdict::Deadlock);
+  const std::string text = report::text_report(r);
+  EXPECT_NE(text.find("host thread of process host, which is blocked in rank 0's `init A`"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace collmc::testing

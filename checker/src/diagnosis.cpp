@@ -193,6 +193,33 @@ std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) co
   return out;
 }
 
+bool Semantics::first_issue_is_group(const ControlNode& node) const {
+  for (const auto& e : node.edges)
+    if (e.kind == ControlEdge::Kind::Call || e.kind == ControlEdge::Kind::Group)
+      return e.kind == ControlEdge::Kind::Group;
+  return false;
+}
+
+std::string Semantics::process_wait_reason(const State& s, int rank, const ControlNode& node, int* call) const {
+  const int p = world_.process_of(rank);
+  if (p < 0) return {};
+  for (const auto& e : node.edges) {
+    if (e.kind != ControlEdge::Kind::Call && e.kind != ControlEdge::Kind::Group) continue;
+    const int holder = process_holder(s, rank, e.kind == ControlEdge::Kind::Group);
+    if (holder < 0) return {};
+    *call = e.kind == ControlEdge::Kind::Call ? e.call : control_.groups[static_cast<size_t>(e.group)].front();
+    const auto& holder_thread = s.ranks[static_cast<size_t>(holder)].threads[0];
+    const std::string process = "process " + world_.processes[static_cast<size_t>(p)].name;
+    if (!waits_hold(s, holder, holder_thread))
+      return "waits for the host thread of " + process + ", which is blocked in rank " + std::to_string(holder) +
+             "'s " + call_ref(static_cast<int>(holder_thread.waits.front().call)) +
+             " (one thread drives the process's GPUs: group the per-device calls)";
+    return "waits for the host thread of " + process + " to issue rank " + std::to_string(holder) +
+           "'s next call first (" + where_is(s, holder) + ")";
+  }
+  return {};
+}
+
 std::vector<BlockedCall> Semantics::blocked(const State& s) const {
   std::vector<BlockedCall> out;
   for (int r = 0; r < world_.ranks; ++r) {
@@ -220,8 +247,9 @@ std::vector<BlockedCall> Semantics::blocked(const State& s) const {
           b.finished = true;
           b.reason = "finished";
         } else {
+          if (t == 0) b.reason = process_wait_reason(s, r, node, &b.call);
           for (const auto& e : node.edges) {
-            if (e.kind != ControlEdge::Kind::Call) continue;
+            if (!b.reason.empty() || e.kind != ControlEdge::Kind::Call) continue;
             std::string why;
             if (!guard_holds(s, r, world_.calls[static_cast<size_t>(e.call)], &why)) {
               b.call = e.call;
@@ -403,6 +431,18 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
       }
       if (waiting) continue;
       const auto& node = control_.nodes[static_cast<size_t>(ts.node)];
+      if (t == 0 && world_.process_of(r) >= 0) {
+        // Held by its process's host thread: an edge to the rank that holds it (its blocked thread).
+        int call = -1;
+        if (!process_wait_reason(s, r, node, &call).empty()) {
+          WaitDependency d = base;
+          d.call = call;
+          d.target_rank = process_holder(s, r, first_issue_is_group(node));
+          d.label = "host thread of process " + world_.processes[static_cast<size_t>(world_.process_of(r))].name;
+          out.push_back(d);
+          continue;
+        }
+      }
       for (const auto& e : node.edges) {
         if (e.kind != ControlEdge::Kind::Call) continue;
         const Call& c = world_.calls[static_cast<size_t>(e.call)];
@@ -422,6 +462,9 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
           on_own_streams(d, r, c.stream, -1, "stream " + world_.streams[static_cast<size_t>(c.stream)]);
         else if (c.kind == OpKind::Finalize || c.kind == OpKind::Destroy)
           on_own_streams(d, r, -1, c.comm, "its work on " + world_.comm_name(c.comm));
+        else if (c.kind == OpKind::CudaFree && world_.process_of(r) >= 0)
+          for (int q : world_.processes[static_cast<size_t>(world_.process_of(r))].ranks)
+            on_own_streams(d, q, -1, -1, q == r ? "the device" : "the devices of its process");
         else
           on_own_streams(d, r, -1, -1, "the device");
       }

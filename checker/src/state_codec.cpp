@@ -142,6 +142,10 @@ std::string encode_state(const State& s) {
     write_vec(w, c.dev_open, slot);
   });
   write_vec(w, s.store, [&](uint32_t v) { w.u(v); });
+  write_vec(w, s.processes, [&](const ProcessState& p) {
+    w.u(p.turn);
+    w.u(p.grouped);
+  });
   return w.take();
 }
 
@@ -221,6 +225,10 @@ State decode_state(std::string_view bytes) {
     read_vec(r, c.dev_open, slot);
   });
   read_vec(r, s.store, [&](uint32_t& v) { v = r.as<uint32_t>(); });
+  read_vec(r, s.processes, [&](ProcessState& p) {
+    p.turn = r.as<uint32_t>();
+    p.grouped = r.as<uint32_t>();
+  });
   if (!r.done()) throw std::runtime_error("corrupt state encoding: trailing bytes");
   return s;
 }

@@ -119,7 +119,40 @@ State Semantics::initial() const {
   }
   s.comms.resize(world_.comms.size());
   s.store.resize(world_.keys.size());
+  s.processes.resize(world_.processes.size());
   return s;
+}
+
+int Semantics::process_turn(const State& s, int process) const {
+  const auto& ranks = world_.processes[static_cast<size_t>(process)].ranks;
+  const size_t n = ranks.size();
+  const size_t first = s.processes[static_cast<size_t>(process)].turn;
+  for (size_t i = 0; i < n; ++i) {
+    const size_t k = (first + i) % n;
+    const int r = ranks[k];
+    if (s.ranks[static_cast<size_t>(r)].threads[0].node != control_.threads[static_cast<size_t>(r)][0].end)
+      return static_cast<int>(k);
+  }
+  return -1;
+}
+
+int Semantics::process_holder(const State& s, int rank, bool group) const {
+  const int p = world_.process_of(rank);
+  if (p < 0) return -1;
+  const auto& ranks = world_.processes[static_cast<size_t>(p)].ranks;
+  const ProcessState& ps = s.processes[static_cast<size_t>(p)];
+  const auto me = static_cast<size_t>(std::find(ranks.begin(), ranks.end(), rank) - ranks.begin());
+  // The thread is inside another rank's blocking call, unless that call is a group of this round and
+  // this step is the next device's part of the same ncclGroupStart/End.
+  const bool joins_round = group && !((ps.grouped >> me) & 1u);
+  for (size_t j = 0; j < ranks.size(); ++j) {
+    const int q = ranks[j];
+    if (q == rank || waits_hold(s, q, s.ranks[static_cast<size_t>(q)].threads[0])) continue;
+    if (joins_round && ((ps.grouped >> j) & 1u)) continue;
+    return q;
+  }
+  const int turn = process_turn(s, p);
+  return turn == static_cast<int>(me) || turn < 0 ? -1 : ranks[static_cast<size_t>(turn)];
 }
 
 bool Semantics::host_slot_complete(const State& s, int comm, uint32_t slot) const {
@@ -213,6 +246,11 @@ bool Semantics::guard_holds(const State& s, int rank, const Call& c, std::string
       } else if (c.kind == OpKind::Finalize || c.kind == OpKind::Destroy) {
         ok = !has_part(rs, c.comm);
         what = "its device work on " + world_.comm_name(c.comm) + " to drain";
+      } else if (c.kind == OpKind::CudaFree && world_.process_of(rank) >= 0) {
+        // cudaFree stalls behind the work of every device its process drives (see process_devices_idle).
+        ok = process_devices_idle(s, rank);
+        what = "every stream of every device of process " +
+               world_.processes[static_cast<size_t>(world_.process_of(rank))].name + " to drain";
       } else {
         ok = streams_empty(rs);
         what = "every stream of the device to drain";
@@ -256,9 +294,11 @@ void Semantics::host_steps(const State& s, int r, std::vector<Step>& out) const 
         case ControlEdge::Kind::Call:
           step.kind = StepKind::Issue;
           step.call = edge.call;
+          if (t == 0 && process_holder(s, r, false) >= 0) continue;
           if (!guard_holds(s, r, world_.calls[static_cast<size_t>(edge.call)])) continue;
           break;
         case ControlEdge::Kind::Group: {
+          if (t == 0 && process_holder(s, r, true) >= 0) continue;
           step.kind = StepKind::IssueGroup;
           step.group = edge.group;
           const auto& calls = control_.groups[static_cast<size_t>(edge.group)];
@@ -390,11 +430,24 @@ std::optional<Violation> Semantics::apply(State& s, const Step& step) const {
           control_.threads[step.rank][static_cast<size_t>(edge.thread)].entry;
       return std::nullopt;
     case ControlEdge::Kind::Call:
+      if (step.thread == 0) pass_process_turn(s, step.rank, false);
       return apply_calls(*this, s, step.rank, step.thread, std::span<const int32_t>(&edge.call, 1));
     case ControlEdge::Kind::Group:
+      if (step.thread == 0) pass_process_turn(s, step.rank, true);
       return apply_calls(*this, s, step.rank, step.thread, control_.groups[static_cast<size_t>(edge.group)]);
   }
   return std::nullopt;
+}
+
+void Semantics::pass_process_turn(State& s, int rank, bool group) const {
+  const int p = world_.process_of(rank);
+  if (p < 0) return;
+  const auto& ranks = world_.processes[static_cast<size_t>(p)].ranks;
+  ProcessState& ps = s.processes[static_cast<size_t>(p)];
+  const auto me = static_cast<uint32_t>(std::find(ranks.begin(), ranks.end(), rank) - ranks.begin());
+  if (!group || ((ps.grouped >> me) & 1u)) ps.grouped = 0;  // a call outside a group, or the next round
+  if (group) ps.grouped |= 1u << me;
+  ps.turn = (me + 1) % static_cast<uint32_t>(ranks.size());
 }
 
 std::vector<const StreamEntry*> Semantics::running_entries(const RankState& rs) const {
@@ -494,6 +547,12 @@ void Semantics::drop_aborted_running(RankState& rs, int rank) const {
           std::all_of(st.front().parts.begin(), st.front().parts.end(), [](const DevicePart& q) { return q.done; }))
         st.erase(st.begin());
   }
+}
+
+bool Semantics::process_devices_idle(const State& s, int rank) const {
+  for (int q : world_.processes[static_cast<size_t>(world_.process_of(rank))].ranks)
+    if (!streams_empty(s.ranks[static_cast<size_t>(q)])) return false;
+  return true;
 }
 
 bool Semantics::is_final(const State& s) const {

@@ -132,15 +132,17 @@ class Parser {
   // ---- top level
   void top_level() {
     const Token& t = peek();
-    if (!at(TokKind::Name)) fail_at(t, "a top-level form ('ranks', 'name', 'expect', 'set', 'comm' or 'rank')");
+    if (!at(TokKind::Name))
+      fail_at(t, "a top-level form ('ranks', 'name', 'expect', 'set', 'comm', 'process' or 'rank')");
     const std::string& w = t.text;
     if (w == "ranks") return ranks_decl();
     if (w == "name") return name_decl();
     if (w == "expect") return expect_decl();
     if (w == "set") return set_decl();
     if (w == "comm") return comm_decl();
+    if (w == "process") return process_decl();
     if (w == "rank") return rank_body();
-    fail_at(t, "a top-level form ('ranks', 'name', 'expect', 'set', 'comm' or 'rank')");
+    fail_at(t, "a top-level form ('ranks', 'name', 'expect', 'set', 'comm', 'process' or 'rank')");
   }
 
   void ranks_decl() {
@@ -278,6 +280,29 @@ class Parser {
       expect(TokKind::RBracket, "',' or ']'");
       return set;
     }
+  }
+
+  // `process P = [0, 1]`: one host thread drives these ranks (LANGUAGE_ADDITIONS.md).
+  void process_decl() {
+    advance();
+    const Token& name_tok = peek();
+    ProcessDecl decl;
+    decl.name = expect_name("a process name");
+    decl.loc = loc_of(name_tok);
+    for (const auto& p : sc_.processes)
+      if (p.name == decl.name)
+        fail_msg(name_tok, "process '" + decl.name + "' declared twice (first at " + p.loc.str() + ")");
+    expect(TokKind::Equals, "'='");
+    if (sc_.ranks == 0) fail_msg(name_tok, "'process' before 'ranks N': declare the world size first");
+    if (!at(TokKind::LBracket) && !at_name("all")) fail_at(peek(), "a rank set ('[...]' or 'all')");
+    decl.ranks = rank_set("a rank set");
+    for (int r : decl.ranks.expand(sc_.ranks))
+      for (const auto& p : sc_.processes)
+        if (p.ranks.contains(r))
+          throw InputError(decl.ranks.loc, "rank " + std::to_string(r) + " is in process '" + p.name +
+                                               "' already: a rank runs in one process");
+    sc_.processes.push_back(std::move(decl));
+    end_of_statement();
   }
 
   void comm_decl() {

@@ -50,6 +50,7 @@ class Printer {
     if (w_.expect) out_ << "expect " << verdict_name(*w_.expect) << "\n";
     knobs();
     comms();
+    for (const auto& p : w_.processes) out_ << "process " << p.name << " = " << rank_list_text(p.ranks) << "\n";
     for (const auto& prog : w_.programs) rank(prog);
     return out_.str();
   }

@@ -105,6 +105,7 @@ class Resolver {
       w_.programs.push_back(std::move(prog));
     }
     check_put_targets();
+    processes();
     {
       const bool rooted = std::any_of(w_.calls.begin(), w_.calls.end(), [&](const Call& c) {
         return takes_root(c.kind) && w_.profile_of(c) == Profile::Mpi;
@@ -320,6 +321,28 @@ class Resolver {
 
   // A put_signal writes into a window of its target: the target must register that buffer on that comm
   // somewhere in its program, else NCCL has no window to write into.
+  // `process P = [..]`: the ranks one host thread drives. Their bodies are that thread's program, so a
+  // `thread` block in one of them has no meaning here (a second host thread is another process's).
+  void processes() {
+    w_.rank_process.assign(static_cast<size_t>(w_.ranks), -1);
+    for (const auto& decl : sc_.processes) {
+      std::vector<int> ranks = decl.ranks.expand(w_.ranks);
+      if (ranks.size() < 2) continue;  // a process of one rank is what every rank is by default
+      if (ranks.size() > 32)
+        throw InputError(decl.loc, "process '" + decl.name + "' drives " + std::to_string(ranks.size()) +
+                                       " ranks: at most 32 GPUs per process");
+      const int id = static_cast<int>(w_.processes.size());
+      for (int r : ranks) {
+        w_.rank_process[static_cast<size_t>(r)] = id;
+        if (w_.programs[static_cast<size_t>(r)].threads.size() > 1)
+          throw InputError(decl.loc, "rank " + std::to_string(r) + " of process '" + decl.name +
+                                         "' has a `thread` block: the ranks of a process are driven by its one "
+                                         "host thread (write the process's ranks without threads)");
+      }
+      w_.processes.push_back(ProcessInstance{decl.name, std::move(ranks), decl.loc});
+    }
+  }
+
   void check_put_targets() {
     for (auto& c : w_.calls) {
       if (c.kind != OpKind::PutSignal || c.peer < 0 || c.comm < 0 || !c.usage_error.empty()) continue;

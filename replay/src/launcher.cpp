@@ -152,6 +152,10 @@ ReplayReport run_replay(const ReplayPlan& plan, const ReplayOptions& options, Ba
   if (refusal.empty()) refusal = exceeds_limits(plan);
   if (refusal.empty() && plan.world->mixed_profiles())
     refusal = "comms of both libraries (mpi and nccl): no backend runs MPI and NCCL in one job yet";
+  if (refusal.empty() && !plan.world->processes.empty())
+    refusal = "process " + plan.world->processes.front().name +
+              " drives several ranks from one host thread: the replay runs one process per rank (a rank "
+              "process driving several GPUs is not built yet)";
   if (refusal.empty() && !plan.world->keys.empty() && options.launcher != LauncherKind::Local)
     refusal =
         "the host store statements (store_set, store_wait, host_barrier) replay with --launcher local only: "

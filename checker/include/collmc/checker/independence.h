@@ -26,6 +26,10 @@ class IndependenceInfo {
   // (another thread of the rank blocked inside that comm) then depends on other ranks' progress, which
   // can unblock the thread: steps of different ranks no longer commute, and no reduction may assume so.
   virtual bool threads_share_nccl_comm() const = 0;
+  // Some process drives several ranks from one host thread (`process P = [..]`): whether a rank may
+  // issue depends on its process's other ranks (their turn, their blocking calls), so steps of
+  // different ranks no longer commute, and no reduction may assume so.
+  virtual bool ranks_share_a_process() const = 0;
   // The ranks whose streams a completion step changes.
   virtual std::vector<int> completion_ranks(const Step& step) const = 0;
   // The enabled steps that belong to `rank`: its threads' host steps, and the completions it stands

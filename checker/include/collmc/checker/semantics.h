@@ -55,6 +55,7 @@ class Semantics final : public NextState, public IndependenceInfo {
   bool may_read_device(const State& s, int rank) const override;
   std::vector<int> completion_ranks(const Step& step) const override;
   bool threads_share_nccl_comm() const override { return threads_share_nccl_comm_; }
+  bool ranks_share_a_process() const override { return !world_.processes.empty(); }
   void enabled_of_rank(const State& s, int rank, std::vector<Step>& host,
                        std::vector<Step>& completions) const override;
 
@@ -85,6 +86,22 @@ class Semantics final : public NextState, public IndependenceInfo {
     uint32_t slot = 0;
   };
   NonblockingWait nonblocking_wait(const State& s, int rank, const model::Call& call) const;
+  // A rank driven with others by one process's host thread (`process P = [..]`): the rank that holds
+  // that thread when `rank`'s main thread wants to issue a call (`group`: a group), or -1 when it may.
+  // The thread issues the ranks' calls in turn and is held by a blocking call; a group joins the groups
+  // the ranks before it issued in the same round (ncclGroupStart, a call per device, ncclGroupEnd).
+  int process_holder(const State& s, int rank, bool group) const;
+  // The index of the rank whose call the process's thread issues next (ranks that ended are skipped).
+  int process_turn(const State& s, int process) const;
+  // Why `rank`'s main thread, at `node`, cannot issue because of its process ("" when it can), and
+  // the call it would issue (into `call`).
+  std::string process_wait_reason(const State& s, int rank, const ControlNode& node, int* call) const;
+  bool first_issue_is_group(const ControlNode& node) const;
+  // After `rank`'s main thread issued a call or (`group`) a group: the turn passes to the next rank.
+  void pass_process_turn(State& s, int rank, bool group) const;
+  // cudaFree in a process that drives several GPUs waits for all of them (public reports: NVIDIA/nccl#48,
+  // #70, #613; pytorch#880): every stream of every rank of `rank`'s process is empty.
+  bool process_devices_idle(const State& s, int rank) const;
   // Whether `call` can start now (DEVSYNC drained, nonblocking comm idle); when not, why.
   bool guard_holds(const State& s, int rank, const model::Call& call, std::string* why = nullptr) const;
   bool host_slot_complete(const State& s, int comm, uint32_t slot) const;

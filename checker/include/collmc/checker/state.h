@@ -144,10 +144,19 @@ struct CommState {
   bool operator==(const CommState&) const = default;
 };
 
+// A process whose one host thread drives several ranks (model::ProcessInstance).
+struct ProcessState {
+  uint32_t turn = 0;     // index (in the process's ranks) of the rank whose call the thread issues next
+  uint32_t grouped = 0;  // bit i: rank i issued a group in the current round of groups (one
+                         // ncclGroupStart/End around the per-device calls); cleared by a call outside a group
+  bool operator==(const ProcessState&) const = default;
+};
+
 struct State {
   std::vector<RankState> ranks;
   std::vector<CommState> comms;
-  std::vector<uint32_t> store;  // host store, by key id: 0 unset; else set (1) or the barrier arrivals
+  std::vector<uint32_t> store;          // host store, by key id: 0 unset; else set (1) or the barrier arrivals
+  std::vector<ProcessState> processes;  // by model::World::processes
   bool operator==(const State&) const = default;
 };
 

@@ -78,6 +78,15 @@ struct CommDecl {
   std::optional<Profile> profile;  // `comm W = all mpi`: this comm's library (default: the `profile` knob)
 };
 
+// `process P = [0, 1]`: ranks whose programs one host thread of one process drives (one GPU each), as
+// a program managing several GPUs from one thread does (NCCL user guide, "Management Of Multiple GPUs
+// From One Thread").
+struct ProcessDecl {
+  std::string name;
+  SourceLoc loc;
+  RankSet ranks;
+};
+
 struct RankBody {
   SourceLoc loc;
   bool star = false;       // `rank *`
@@ -94,6 +103,7 @@ struct Scenario {
   SourceLoc expect_loc;
   Knobs knobs;
   std::vector<CommDecl> comms;
+  std::vector<ProcessDecl> processes;
   std::vector<RankBody> bodies;
 };
 

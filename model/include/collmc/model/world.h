@@ -61,6 +61,15 @@ struct CommInstance {
   int member_index(int rank) const;  // -1 if not a member
 };
 
+// A process whose one host thread drives several ranks (one GPU each): it issues their calls in turn,
+// one call or group of each rank in rank order (the `for (dev ...)` loop around each statement), and
+// blocks in a rank's blocking call with every other rank of the process waiting behind it.
+struct ProcessInstance {
+  std::string name;
+  std::vector<int> ranks;  // sorted world ranks, two or more
+  SourceLoc loc;
+};
+
 // One operation of one rank, with every name resolved.
 struct Call {
   int id = 0;
@@ -120,11 +129,13 @@ struct World {
   Knobs knobs;
   std::optional<Verdict> expect;
   std::vector<CommInstance> comms;
-  std::vector<std::string> buffers;  // names, one id space for every rank
-  std::vector<std::string> streams;  // names; [0] = "main"
-  std::vector<std::string> dtypes;   // [0] = "float32"
-  std::vector<std::string> redops;   // [0] = "sum"
-  std::vector<std::string> keys;     // host store keys
+  std::vector<ProcessInstance> processes;  // only processes of two or more ranks
+  std::vector<int> rank_process;           // [rank] -> index into processes, or -1 (a process of its own)
+  std::vector<std::string> buffers;        // names, one id space for every rank
+  std::vector<std::string> streams;        // names; [0] = "main"
+  std::vector<std::string> dtypes;         // [0] = "float32"
+  std::vector<std::string> redops;         // [0] = "sum"
+  std::vector<std::string> keys;           // host store keys
   std::vector<Call> calls;
   std::vector<RankProgram> programs;       // one per rank
   std::vector<Diagnostic> usage_problems;  // the static usage errors (also on their calls)
@@ -135,7 +146,11 @@ struct World {
   Profile profile_of(const Call& c) const {
     return c.comm >= 0 ? comms[static_cast<size_t>(c.comm)].profile : knobs.profile;
   }
-  bool mixed_profiles() const;  // some comm's profile differs from the knob
+  bool mixed_profiles() const;
+  // The process (index into `processes`) whose host thread drives `rank` with other ranks, or -1.
+  int process_of(int rank) const {
+    return static_cast<size_t>(rank) < rank_process.size() ? rank_process[static_cast<size_t>(rank)] : -1;
+  }  // some comm's profile differs from the knob
   std::string comm_name(int comm) const { return comm >= 0 ? comms[comm].name : std::string("-"); }
 };
 
