@@ -108,6 +108,18 @@ TEST(Differential, CommutingChoicesNonblockingSerialized) {
   run_family(4, 900, o, 100);
 }
 
+TEST(Differential, OpenOrders) {
+  // Any_orders whose children commute (registrations on different nonblocking comms, collectives on
+  // different streams, allocations) and whose children do not (one comm twice, an allocation next to
+  // its use, a free), nested any_orders, threads: the reduction that runs commuting children in one
+  // order (issue 13) against brute force.
+  RandomScenarioOptions o;
+  o.max_ranks = 2;
+  o.max_statements = 3;
+  o.open_orders = true;
+  run_family(5, 500, o, 250, 50000);
+}
+
 // By hand, not in CI: COLLMC_LONG_DIFFERENTIAL=10000 ./build/tests/collmc_tests
 // --gtest_filter=Differential.Long (each family gets the number of cases given, each with its own seed).
 TEST(Differential, Long) {
@@ -122,6 +134,11 @@ TEST(Differential, Long) {
   wide.min_ranks = 3;
   wide.max_statements = 3;
   run_family(1001, cases / 4, wide, cases / 10, 150000);
+  RandomScenarioOptions open;
+  open.max_ranks = 2;
+  open.max_statements = 3;
+  open.open_orders = true;
+  run_family(1002, cases, open, cases / 3);
 }
 
 }  // namespace

@@ -65,13 +65,24 @@ void read_vec(Reader& r, std::vector<T>& v, F&& f) {
   for (auto& x : v) f(x);
 }
 
+// A thread's control position (control.h): its node and the done-sets of the any_orders it is in.
+void write_position(Writer& w, const ControlPosition& p) {
+  w.i(p.node);
+  write_vec(w, p.done, [&](uint64_t d) { w.u(d); });
+}
+
+void read_position(Reader& r, ControlPosition& p) {
+  p.node = static_cast<int32_t>(r.i());
+  read_vec(r, p.done, [&](uint64_t& d) { d = r.u(); });
+}
+
 }  // namespace
 
 std::string encode_state(const State& s) {
   Writer w;
   write_vec(w, s.ranks, [&](const RankState& rk) {
     write_vec(w, rk.threads, [&](const ThreadState& t) {
-      w.i(t.node);
+      write_position(w, t);
       write_vec(w, t.waits, [&](const Wait& wt) {
         w.u(static_cast<uint64_t>(wt.kind));
         w.u(wt.dir);
@@ -150,7 +161,7 @@ State decode_state(std::string_view bytes) {
   State s;
   read_vec(r, s.ranks, [&](RankState& rk) {
     read_vec(r, rk.threads, [&](ThreadState& t) {
-      t.node = static_cast<int32_t>(r.i());
+      read_position(r, t);
       read_vec(r, t.waits, [&](Wait& wt) {
         wt.kind = r.as<WaitKind>();
         wt.dir = r.as<uint8_t>();
