@@ -109,16 +109,21 @@ TEST(Differential, CommutingChoicesNonblockingSerialized) {
   run_family(4, 900, o, 100);
 }
 
+// Two ranks (brute force finishes most of them), any_orders of the open_orders generator.
+RandomScenarioOptions open_order_options() {
+  RandomScenarioOptions o;
+  o.max_ranks = 2;
+  o.max_statements = 3;
+  o.open_orders = true;
+  return o;
+}
+
 TEST(Differential, OpenOrders) {
   // Any_orders whose children commute (registrations on different nonblocking comms, collectives on
   // different streams, allocations) and whose children do not (one comm twice, an allocation next to
   // its use, a free), nested any_orders, threads: the reduction that runs commuting children in one
   // order (issue 13) against brute force.
-  RandomScenarioOptions o;
-  o.max_ranks = 2;
-  o.max_statements = 3;
-  o.open_orders = true;
-  run_family(5, 500, o, 250, 50000);
+  run_family(5, 500, open_order_options(), 250, 50000);
 }
 
 // An any_order as the 2^K automaton meant it, written out: an either over every permutation of the
@@ -146,10 +151,7 @@ TEST(Differential, SymbolicAnyOrderAgainstPermutations) {
   // any_order written out as an either of its permutations: the same bad verdicts are reachable,
   // brute force on both, no reduction.
   std::mt19937 rng(6);
-  RandomScenarioOptions o;
-  o.max_ranks = 2;
-  o.max_statements = 3;
-  o.open_orders = true;
+  const RandomScenarioOptions o = open_order_options();
   int compared = 0;
   int with_bad = 0;
   for (int i = 0; i < 250; ++i) {
@@ -190,11 +192,7 @@ TEST(Differential, Long) {
   wide.min_ranks = 3;
   wide.max_statements = 3;
   run_family(1001, cases / 4, wide, cases / 10, 150000);
-  RandomScenarioOptions open;
-  open.max_ranks = 2;
-  open.max_statements = 3;
-  open.open_orders = true;
-  run_family(1002, cases, open, cases / 3);
+  run_family(1002, cases, open_order_options(), cases / 3);
 }
 
 }  // namespace
