@@ -1,4 +1,5 @@
-// collmc record [--out DIR] [--recorder auto|nccl|mpi] [--time-limit S] -- PROGRAM ARGS...: runs PROGRAM
+// collmc record [--out DIR] [--recorder auto|nccl|mpi] [--time-limit S] [--hang-after S] -- PROGRAM ARGS...:
+// runs PROGRAM
 // with a recorder preloaded (libcollmc_record.so for NCCL, libcollmc_record_mpi.so for MPI programs), so
 // every process it starts writes DIR/collmc-trace.<host>.<pid>.jsonl; then lists the files written and
 // exits as the program did. Under mpirun the preload is handed to every rank (Open MPI: `-x`).
@@ -18,6 +19,7 @@
 #include <set>
 
 #include "cli_common.h"
+#include "collmc/traces/recorder_reader.h"
 #include "commands.h"
 
 namespace collmc::cli {
@@ -155,6 +157,46 @@ size_t count_lines(const std::string& path) {
   return n;
 }
 
+// The trace files written since the run started, and their total size (what tells progress).
+struct TraceGrowth {
+  size_t files = 0;
+  uintmax_t bytes = 0;
+  bool operator==(const TraceGrowth&) const = default;
+};
+TraceGrowth trace_growth(const fs::path& dir, const std::set<std::string>& before) {
+  TraceGrowth g;
+  std::error_code ec;
+  for (const auto& f : trace_files_in(dir)) {
+    if (before.count(f)) continue;
+    ++g.files;
+    const uintmax_t size = fs::file_size(f, ec);
+    if (!ec) g.bytes += size;
+  }
+  return g;
+}
+
+// --hang-after: the run's traces so far, judged (a file that cannot be read or parsed yet: not hung).
+traces::RecordedRunJudgement judge_traces(const fs::path& dir, const std::set<std::string>& before) {
+  std::vector<traces::RecorderFile> files;
+  try {
+    for (const auto& f : trace_files_in(dir)) {
+      if (before.count(f)) continue;
+      std::ifstream in(f, std::ios::binary);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      files.push_back(traces::parse_recorder_file(f, text));
+    }
+    char name[256] = {};
+    gethostname(name, sizeof name - 1);
+    const std::string here = name;
+    // A process of this host runs while its pid does; one of another host is taken to run.
+    return traces::judge_recorded_run(files, [&](const std::string& host, int64_t pid) {
+      return host != here || pid <= 0 || kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
+    });
+  } catch (const std::exception& e) {
+    return {false, e.what()};
+  }
+}
+
 }  // namespace
 
 int cmd_record(const std::vector<std::string>& args) {
@@ -165,7 +207,11 @@ int cmd_record(const std::vector<std::string>& args) {
       "auto (mpi for a program started by mpirun/mpiexec or linked with libmpi, else nccl), nccl or mpi")(
       "time-limit", po::value<double>()->value_name("S"),
       "stop the program (SIGTERM to its process group, SIGKILL 2 s later) after S seconds and exit 124: the "
-      "traces then show where each process was");
+      "traces then show where each process was")(
+      "hang-after", po::value<double>()->value_name("S"),
+      "stop the program as --time-limit does, and exit 124, once no process has written a trace line for S "
+      "seconds while every process that still runs is inside a call it entered (and every rank of the "
+      "world has started): a hung run, stopped in seconds instead of at --time-limit");
   const auto [vm, program_args] =
       parse_before_program(args, d, "record needs a program: collmc record -- PROGRAM ARGS...");
   std::vector<std::string> program = program_args;
@@ -182,6 +228,12 @@ int cmd_record(const std::vector<std::string>& args) {
     time_limit = vm["time-limit"].as<double>();
     if (!(time_limit > 0)) throw po::error("record: --time-limit must be a positive number of seconds");
   }
+  double hang_after = 0;
+  if (vm.count("hang-after")) {
+    hang_after = vm["hang-after"].as<double>();
+    if (!(hang_after > 0)) throw po::error("record: --hang-after must be a positive number of seconds");
+  }
+  const bool watched = time_limit > 0 || hang_after > 0;
 
   const std::string recorder = find_recorder(kind);
   fs::create_directories(out_dir);
@@ -211,7 +263,7 @@ int cmd_record(const std::vector<std::string>& args) {
   if (child == 0) {
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
-    if (time_limit > 0) setpgid(0, 0);  // its own process group, so the time limit stops all of it
+    if (watched) setpgid(0, 0);  // its own process group, so the time limit stops all of it
     if (!forward_with_x) setenv("LD_PRELOAD", preload.c_str(), 1);
     setenv("COLLMC_TRACE_DIR", dir.c_str(), 1);
     std::vector<char*> argv;
@@ -221,20 +273,36 @@ int cmd_record(const std::vector<std::string>& args) {
     std::cerr << "collmc record: cannot run '" << program[0] << "': " << std::strerror(errno) << "\n";
     _exit(127);
   }
-  if (time_limit > 0) setpgid(child, child);  // also here: whichever runs first
+  if (watched) setpgid(child, child);  // also here: whichever runs first
   int status = 0;
   bool timed_out = false;
-  if (time_limit > 0) {
-    const auto start = std::chrono::steady_clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  std::string hung;  // --hang-after: where each process sat when the run was judged hung
+  if (watched) {
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    auto since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+    TraceGrowth growth;
+    auto last_growth = start, last_judged = start;
     bool terminated = false, killed = false;
-    for (;;) {
+    double terminated_at = 0;
+    for (unsigned tick = 0;; ++tick) {
       const pid_t r = waitpid(child, &status, WNOHANG);
       if (r == child || (r < 0 && errno != EINTR)) break;
-      if (!terminated && elapsed() > time_limit) {
+      if (!terminated && hang_after > 0 && tick % 5 == 0) {  // every 100 ms
+        if (TraceGrowth now = trace_growth(dir, before); !(now == growth)) {
+          growth = now;
+          last_growth = Clock::now();
+        } else if (growth.files > 0 && since(last_growth) > hang_after && since(last_judged) > 0.5) {
+          last_judged = Clock::now();
+          if (auto judged = judge_traces(dir, before); judged.hung) hung = judged.why;
+        }
+      }
+      const bool past_limit = time_limit > 0 && since(start) > time_limit;
+      if (!terminated && (past_limit || !hung.empty())) {
         kill(-child, SIGTERM);
         terminated = timed_out = true;
-      } else if (terminated && !killed && elapsed() > time_limit + 2) {
+        terminated_at = since(start);
+      } else if (terminated && !killed && since(start) > terminated_at + 2) {
         kill(-child, SIGKILL);
         killed = true;
       }
@@ -260,8 +328,13 @@ int cmd_record(const std::vector<std::string>& args) {
             << "\n";
   for (const auto& f : written) std::cerr << "  " << f << " (" << count_lines(f) << " lines)\n";
   if (timed_out) {
-    std::cerr << "collmc record: the program ran past --time-limit " << time_limit
-              << " s and was stopped; a call entered and never returned is where its process stopped\n";
+    if (!hung.empty())
+      std::cerr << "collmc record: no trace line for " << hang_after << " s and every running process inside a call ("
+                << hung
+                << "): the run hung and was stopped; a call entered and never returned is where its process stopped\n";
+    else
+      std::cerr << "collmc record: the program ran past --time-limit " << time_limit
+                << " s and was stopped; a call entered and never returned is where its process stopped\n";
     return 124;
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);

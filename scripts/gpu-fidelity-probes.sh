@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a GPU machine with two or more GPUs: replays the fidelity probes of issue 14
-# (tests/calibration-probes: abort one comm at a time / grouped, two threads on one comm, destroy with
-# runtime_connect off and on nonblocking comms, a window registered inside a group) with
+# (tests/calibration-probes: abort one comm at a time / grouped / on two streams / with a peer that never
+# aborts, two threads on one comm, destroy with runtime_connect off (warm and cold) and on nonblocking
+# comms, a window registered inside a group) with
 # `collmc replay --calibrate`, first against the system NCCL, then, when a newer NCCL's source was
 # carried (default .carry/nccl-src, a `git archive` of NVIDIA/nccl v2.30.7-1), builds it for sm_90 and
 # replays the same probes against it through LD_LIBRARY_PATH. Everything lands under OUT_DIR; the

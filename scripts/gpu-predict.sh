@@ -16,6 +16,7 @@ collmc=$(readlink -f "${1:?collmc binary}")
 recorder=$(readlink -f "${2:?path to libcollmc_record.so}")
 out=${3:?output directory}
 here=$(cd "$(dirname "$0")/.." && pwd)
+source "$here/scripts/gpu-leftovers.sh"
 mkdir -p "$out"
 out=$(readlink -f "$out")
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -58,12 +59,6 @@ if ls "$out/gpu/pool_order_by_free_memory_skewed/recorder/"*.jsonl > /dev/null 2
   "$collmc" check "$out/pool_order_by_free_memory_skewed.recorded.cmc" --quiet
 fi
 
-echo "== leftovers"
-sleep 1
-left=$(pgrep -x collmc || true)
-[ -z "$left" ] && echo "no collmc process left" || { echo "LEFT: $left"; ps -fp $left; status=1; }
-apps=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader | wc -l)
-echo "GPU compute processes left: $apps"
-[ "$apps" -eq 0 ] || status=1
+no_leftovers "the predictions" || status=1
 echo "total seconds: $((SECONDS - start))"
 exit $status

@@ -7,6 +7,7 @@ collmc=${1:?collmc binary}
 calibration=${2:?calibration directory}
 out=${3:-.}
 export NCCL_NVLS_ENABLE=0
+source "$(dirname "$0")/gpu-leftovers.sh"
 mkdir -p "$out"
 nvidia-smi -L
 gpus=$(nvidia-smi -L | wc -l)
@@ -21,11 +22,5 @@ for f in examples/*.cmc; do
 done
 echo "== calibrate $calibration"
 "$collmc" replay --calibrate "$calibration" --table "$out/calibration_table.md" || status=1
-echo "== leftovers"
-sleep 1
-left=$(pgrep -x collmc || true)
-[ -z "$left" ] && echo "no collmc process left" || { echo "LEFT: $left"; ps -fp $left; status=1; }
-apps=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader | wc -l)
-echo "GPU compute processes left: $apps"
-[ "$apps" -eq 0 ] || status=1
+no_leftovers "the replays" || status=1
 exit $status

@@ -109,9 +109,10 @@ def run_one(args, name, path, h):
     if cc.returncode != 0:
         r.update(outcome="CE", why="mpicc: " + cc.stderr[-300:])
     else:
+        hang = ["--hang-after", str(args.hang_after)] if args.hang_after else []
         rec = subprocess.run([args.collmc, "record", "--out", os.path.join(work, "traces"), "--time-limit",
-                              str(args.time_limit), "--", "mpirun", "--bind-to", "none", "-np", str(h["np"]),
-                              os.path.join(work, name)], capture_output=True, text=True, env=env)
+                              str(args.time_limit)] + hang + ["--", "mpirun", "--bind-to", "none", "-np",
+                              str(h["np"]), os.path.join(work, name)], capture_output=True, text=True, env=env)
         r["run"] = "hung" if rec.returncode == 124 else ("exit %d" % rec.returncode)
         if not os.path.isdir(os.path.join(work, "traces")) or not os.listdir(os.path.join(work, "traces")):
             r.update(outcome="RE", why="no trace written")
@@ -200,6 +201,9 @@ def main():
     ap.add_argument("--sample", type=int, default=1, help="every N-th code of each category (1: all)")
     ap.add_argument("--sample-small", type=int, help="the same for codes in no collective category")
     ap.add_argument("--time-limit", type=float, default=10, help="seconds per program run")
+    ap.add_argument("--hang-after", type=float,
+                    help="also stop a run once every rank has sat in a call with no trace line for S s "
+                         "(collmc record --hang-after); the measured table ran without it")
     ap.add_argument("--check-limit", type=float, default=30, help="seconds per check")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--keep", action="store_true", help="keep binaries, traces and scenarios")

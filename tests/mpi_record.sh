@@ -2,8 +2,8 @@
 # MPI programs as they are (issue 18): builds each C program of tests/mpi_programs with mpicc, runs it
 # under `collmc record --time-limit` with mpirun (the MPI recorder, handed to every rank), imports the
 # traces and checks the scenario, and compares the verdict and the import's summary with what the
-# program does. A hung run is stopped by the time limit; the wildcard race completes and must still be
-# found. Exit 77 (skipped) only where mpicc or mpirun is missing; CI installs them (scripts/setup.sh).
+# program does. A hung run must be stopped by --hang-after (the time limit is the backstop); the wildcard
+# race completes and must still be found. Exit 77 (skipped) only where mpicc or mpirun is missing; CI installs them (scripts/setup.sh).
 set -u
 collmc=$1
 src=$2
@@ -32,11 +32,12 @@ for c in "${cases[@]}"; do
   if ! mpicc -O1 -o "$dir/$prog" "$src/tests/mpi_programs/$prog.c" 2>"$dir/cc.log"; then
     echo "FAIL $prog: mpicc failed"; cat "$dir/cc.log"; failures=$((failures + 1)); continue
   fi
-  "$collmc" record --out "$dir/traces" --time-limit "$limit" -- mpirun --bind-to none -np "$np" "$dir/$prog" \
-    >"$dir/record.log" 2>&1
+  "$collmc" record --out "$dir/traces" --hang-after 1 --time-limit "$limit" -- \
+    mpirun --bind-to none -np "$np" "$dir/$prog" >"$dir/record.log" 2>&1
   rc=$?
-  if [ "$run" = hangs ] && [ $rc -ne 124 ]; then
-    echo "FAIL $prog: expected the run to hang (exit 124 from --time-limit), got $rc"; cat "$dir/record.log"
+  # A hung run is stopped by --hang-after (every rank in a call, no trace line for 1 s), not by the limit.
+  if [ "$run" = hangs ] && { [ $rc -ne 124 ] || ! grep -q "the run hung and was stopped" "$dir/record.log"; }; then
+    echo "FAIL $prog: expected the run to hang and --hang-after to stop it (exit 124), got $rc"; cat "$dir/record.log"
     failures=$((failures + 1)); continue
   fi
   if [ "$run" = completes ] && [ $rc -ne 0 ]; then

@@ -257,6 +257,50 @@ TEST(RecorderReader, RecordedProgramsCheckAsWhatTheyDo) {
 
 #endif  // COLLMC_RECORDER_SO
 
+// collmc record --hang-after: a run is hung when every process that still runs sits in an open call and
+// every process of the world has started.
+TEST(RecordedRun, HungOnlyWhenEveryRunningProcessSitsInACallOfAStartedWorld) {
+  auto header = [](int pid, int world) {
+    std::string h = kHeader;
+    h.replace(h.find("\"pid\":10"), 8, "\"pid\":" + std::to_string(pid));
+    h.replace(h.find("\"env_world_size\":-1"), 19, "\"env_world_size\":" + std::to_string(world));
+    return h;
+  };
+  auto file = [](const std::string& name, const std::string& text) { return parse_recorder_file(name, text); };
+  const auto all_run = [](const std::string&, int64_t) { return true; };
+  const std::string in_barrier = enter(1, "ncclCommInitRank") + ret(1, "ncclCommInitRank") + enter(2, "ncclAllReduce");
+  const std::string returned = enter(1, "ncclCommInitRank") + ret(1, "ncclCommInitRank");
+
+  auto both_blocked = collmc::traces::judge_recorded_run(
+      {file("a", header(11, 2) + in_barrier), file("b", header(12, 2) + in_barrier)}, all_run);
+  EXPECT_TRUE(both_blocked.hung);
+  EXPECT_EQ(both_blocked.why, "process 11 on h in ncclAllReduce; process 12 on h in ncclAllReduce");
+
+  // One process outside any call: it may still call; not hung.
+  auto one_computes = collmc::traces::judge_recorded_run(
+      {file("a", header(11, 2) + in_barrier), file("b", header(12, 2) + returned)}, all_run);
+  EXPECT_FALSE(one_computes.hung);
+  EXPECT_EQ(one_computes.why, "process 12 on h runs outside any recorded call");
+
+  // The same, but that process has ended: the other one waits forever.
+  auto one_ended =
+      collmc::traces::judge_recorded_run({file("a", header(11, 2) + in_barrier), file("b", header(12, 2) + returned)},
+                                         [](const std::string&, int64_t pid) { return pid != 12; });
+  EXPECT_TRUE(one_ended.hung);
+
+  // A world of three with two started: the third may still come.
+  auto not_all_started = collmc::traces::judge_recorded_run(
+      {file("a", header(11, 3) + in_barrier), file("b", header(12, 3) + in_barrier)}, all_run);
+  EXPECT_FALSE(not_all_started.hung);
+  EXPECT_EQ(not_all_started.why, "2 of the world's 3 processes have written their traces");
+
+  // Every process ended: nothing hangs.
+  EXPECT_FALSE(
+      collmc::traces::judge_recorded_run({file("a", header(11, 1) + returned)}, [](const std::string&, int64_t) {
+        return false;
+      }).hung);
+}
+
 }  // namespace
 
 #endif  // __has_include

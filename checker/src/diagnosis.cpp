@@ -139,24 +139,32 @@ std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) co
   const auto& comm = world_.comms[w.comm];
   std::string out;
   std::vector<std::string> missing;
+  size_t unlisted = 0;  // members waited for past kMaxListedWaitTargets
+  auto miss = [&](int m) {
+    if (missing.size() == kMaxListedWaitTargets) {
+      ++unlisted;
+      return;
+    }
+    missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
+  };
   switch (w.kind) {
     case WaitKind::HostSlot:
       out = "waits for host slot " + std::to_string(w.slot) + " of " + comm.name;
       for (int m : comm.members) {
         const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))];
-        if (ms.host_issued <= w.slot) missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
+        if (ms.host_issued <= w.slot) miss(m);
       }
       break;
     case WaitKind::Connect:
       out = "waits in the runtime connect of " + comm.name + " (its first non-symmetric collective)";
       for (int m : comm.members) {
         const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))];
-        if (!(ms.flags & kConnectReached)) missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
+        if (!(ms.flags & kConnectReached)) miss(m);
       }
       break;
     case WaitKind::P2pConnect:
       out = "waits in the runtime connect with rank " + std::to_string(w.peer) + " on " + comm.name;
-      missing.push_back("rank " + std::to_string(w.peer) + " (" + where_is(s, static_cast<int>(w.peer)) + ")");
+      miss(static_cast<int>(w.peer));
       break;
     case WaitKind::DevDone:
       out = "waits for its device slot " + std::to_string(w.slot) + " of " + comm.name + " to complete";
@@ -164,13 +172,13 @@ std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) co
     case WaitKind::P2pHost:
       out = std::string("waits for the matching ") + (w.dir == 0 ? "recv" : "send") + " of rank " +
             std::to_string(w.peer);
-      missing.push_back("rank " + std::to_string(w.peer) + " (" + where_is(s, static_cast<int>(w.peer)) + ")");
+      miss(static_cast<int>(w.peer));
       break;
     case WaitKind::StoreKey:
       break;  // above
     case WaitKind::P2pAny:
       out = "waits for a message from any rank of " + comm.name + " (MPI_ANY_SOURCE)";
-      for (int m : comm.members) missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
+      for (int m : comm.members) miss(m);
       break;
     case WaitKind::AbortDrain:
       out = "waits in the abort of " + comm.name +
@@ -181,43 +189,47 @@ std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) co
       out = "waits for every member to destroy " + comm.name + " (it is connected)";
       for (int m : comm.members) {
         const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))];
-        if (!(ms.flags & (kDestroyed | kAborted)))
-          missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
+        if (!(ms.flags & (kDestroyed | kAborted))) miss(m);
       }
       break;
   }
   if (!missing.empty()) {
     out += "; not there: ";
     for (size_t i = 0; i < missing.size(); ++i) out += (i ? ", " : "") + missing[i];
+    if (unlisted) out += " and " + std::to_string(unlisted) + " more";
   }
   return out;
 }
 
-bool Semantics::first_issue_is_group(const ControlNode& node) const {
-  for (const auto& e : node.edges)
-    if (e.kind == ControlEdge::Kind::Call || e.kind == ControlEdge::Kind::Group)
-      return e.kind == ControlEdge::Kind::Group;
-  return false;
+// The first call or group a thread at `at` may issue (a dispatch node offers choices only).
+static const ControlEdge* first_issue(const ControlProgram& control, const ControlPosition& at) {
+  const ControlEdge* found = nullptr;
+  control.for_each_edge(at, [&](size_t, const ControlEdge& e) {
+    if (!found && (e.kind == ControlEdge::Kind::Call || e.kind == ControlEdge::Kind::Group)) found = &e;
+  });
+  return found;
 }
 
-std::string Semantics::process_wait_reason(const State& s, int rank, const ControlNode& node, int* call) const {
+bool Semantics::first_issue_is_group(const ControlPosition& at) const {
+  const ControlEdge* e = first_issue(control_, at);
+  return e != nullptr && e->kind == ControlEdge::Kind::Group;
+}
+
+std::string Semantics::process_wait_reason(const State& s, int rank, const ControlPosition& at, int* call) const {
   const int p = world_.process_of(rank);
-  if (p < 0) return {};
-  for (const auto& e : node.edges) {
-    if (e.kind != ControlEdge::Kind::Call && e.kind != ControlEdge::Kind::Group) continue;
-    const int holder = process_holder(s, rank, e.kind == ControlEdge::Kind::Group);
-    if (holder < 0) return {};
-    *call = e.kind == ControlEdge::Kind::Call ? e.call : control_.groups[static_cast<size_t>(e.group)].front();
-    const auto& holder_thread = s.ranks[static_cast<size_t>(holder)].threads[0];
-    const std::string process = "process " + world_.processes[static_cast<size_t>(p)].name;
-    if (!waits_hold(s, holder, holder_thread))
-      return "waits for the host thread of " + process + ", which is blocked in rank " + std::to_string(holder) +
-             "'s " + call_ref(static_cast<int>(holder_thread.waits.front().call)) +
-             " (one thread drives the process's GPUs: group the per-device calls)";
-    return "waits for the host thread of " + process + " to issue rank " + std::to_string(holder) +
-           "'s next call first (" + where_is(s, holder) + ")";
-  }
-  return {};
+  const ControlEdge* e = p < 0 ? nullptr : first_issue(control_, at);
+  if (e == nullptr) return {};
+  const int holder = process_holder(s, rank, e->kind == ControlEdge::Kind::Group);
+  if (holder < 0) return {};
+  *call = e->kind == ControlEdge::Kind::Call ? e->call : control_.groups[static_cast<size_t>(e->group)].front();
+  const auto& holder_thread = s.ranks[static_cast<size_t>(holder)].threads[0];
+  const std::string process = "process " + world_.processes[static_cast<size_t>(p)].name;
+  if (!waits_hold(s, holder, holder_thread))
+    return "waits for the host thread of " + process + ", which is blocked in rank " + std::to_string(holder) + "'s " +
+           call_ref(static_cast<int>(holder_thread.waits.front().call)) +
+           " (one thread drives the process's GPUs: group the per-device calls)";
+  return "waits for the host thread of " + process + " to issue rank " + std::to_string(holder) +
+         "'s next call first (" + where_is(s, holder) + ")";
 }
 
 std::vector<BlockedCall> Semantics::blocked(const State& s) const {
@@ -242,13 +254,12 @@ std::vector<BlockedCall> Semantics::blocked(const State& s) const {
           waiting = true;
         }
       if (!waiting) {
-        const auto& node = control_.nodes[static_cast<size_t>(ts.node)];
-        if (node.edges.empty()) {
+        if (control_.edge_count(ts) == 0) {
           b.finished = true;
           b.reason = "finished";
         } else {
-          if (t == 0) b.reason = process_wait_reason(s, r, node, &b.call);
-          for (const auto& e : node.edges) {
+          if (t == 0) b.reason = process_wait_reason(s, r, ts, &b.call);
+          for (const auto& e : control_.nodes[static_cast<size_t>(ts.node)].edges) {
             if (!b.reason.empty() || e.kind != ControlEdge::Kind::Call) continue;
             std::string why;
             if (!guard_holds(s, r, world_.calls[static_cast<size_t>(e.call)], &why)) {
@@ -280,9 +291,14 @@ std::vector<BlockedCall> Semantics::blocked(const State& s) const {
           break;
         }
         std::vector<std::string> missing;
+        size_t unlisted = 0;  // members waited for past kMaxListedWaitTargets
         if (p.kind == PartKind::Collective) {
           for (int m : world_.comms[p.comm].members)
             if (m != r && !running_part(s, m, PartKind::Collective, p.comm, p.slot, -1)) {
+              if (missing.size() == kMaxListedWaitTargets) {
+                ++unlisted;
+                continue;
+              }
               const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, p.comm))];
               missing.push_back("rank " + std::to_string(m) +
                                 ((ms.flags & kAborted)    ? " (aborted the comm)"
@@ -304,6 +320,7 @@ std::vector<BlockedCall> Semantics::blocked(const State& s) const {
         if (!missing.empty()) {
           b.reason += ", waits for ";
           for (size_t i = 0; i < missing.size(); ++i) b.reason += (i ? ", " : "") + missing[i];
+          if (unlisted) b.reason += " and " + std::to_string(unlisted) + " more";
         }
         break;
       }
@@ -328,24 +345,27 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
   auto member = [&](int rank, int comm) -> const MemberState& {
     return s.ranks[static_cast<size_t>(rank)].members[static_cast<size_t>(local_index(rank, comm))];
   };
+  // A wait on the members of a comm depends on at most kMaxListedWaitTargets of them (the first
+  // in member order): a 16k-rank knot otherwise has billions of edges.
+  auto on_members = [&](WaitDependency& d, int comm, auto&& waits_for) {
+    size_t listed = 0;
+    for (int m : world_.comms[static_cast<size_t>(comm)].members) {
+      if (!waits_for(m)) continue;
+      if (listed++ == kMaxListedWaitTargets) break;
+      d.target_rank = m;
+      out.push_back(d);
+    }
+  };
   auto on_host_slot = [&](WaitDependency d, int comm, uint32_t slot) {
     d.comm = comm;
     d.slot = static_cast<int>(slot);
     d.label = "host slot " + std::to_string(slot) + " of " + world_.comm_name(comm);
-    for (int m : world_.comms[static_cast<size_t>(comm)].members)
-      if (member(m, comm).host_issued <= slot) {
-        d.target_rank = m;
-        out.push_back(d);
-      }
+    on_members(d, comm, [&](int m) { return member(m, comm).host_issued <= slot; });
   };
   auto on_connect = [&](WaitDependency d, int comm) {
     d.comm = comm;
     d.label = "connect of " + world_.comm_name(comm);
-    for (int m : world_.comms[static_cast<size_t>(comm)].members)
-      if (!(member(m, comm).flags & kConnectReached)) {
-        d.target_rank = m;
-        out.push_back(d);
-      }
+    on_members(d, comm, [&](int m) { return !(member(m, comm).flags & kConnectReached); });
   };
   auto on_own_streams = [&](WaitDependency d, int rank, int only_stream, int only_comm, const std::string& label) {
     const auto& rs = s.ranks[static_cast<size_t>(rank)];
@@ -395,20 +415,12 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
             // Any member may send: the thread depends on each of them.
             d.comm = w.comm;
             d.label = "recv from any rank on " + world_.comm_name(w.comm);
-            for (int m : world_.comms[w.comm].members)
-              if (m != r) {
-                d.target_rank = m;
-                out.push_back(d);
-              }
+            on_members(d, w.comm, [&](int m) { return m != r; });
             break;
           case WaitKind::Teardown:
             d.comm = w.comm;
             d.label = "destroy of " + world_.comm_name(w.comm);
-            for (int m : world_.comms[w.comm].members)
-              if (!(member(m, w.comm).flags & (kDestroyed | kAborted))) {
-                d.target_rank = m;
-                out.push_back(d);
-              }
+            on_members(d, w.comm, [&](int m) { return !(member(m, w.comm).flags & (kDestroyed | kAborted)); });
             break;
           case WaitKind::StoreKey:
             d.label = "host store key \"" + world_.keys[w.slot] + "\"";
@@ -434,10 +446,10 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
       if (t == 0 && world_.process_of(r) >= 0) {
         // Held by its process's host thread: an edge to the rank that holds it (its blocked thread).
         int call = -1;
-        if (!process_wait_reason(s, r, node, &call).empty()) {
+        if (!process_wait_reason(s, r, ts, &call).empty()) {
           WaitDependency d = base;
           d.call = call;
-          d.target_rank = process_holder(s, r, first_issue_is_group(node));
+          d.target_rank = process_holder(s, r, first_issue_is_group(ts));
           d.label = "host thread of process " + world_.processes[static_cast<size_t>(world_.process_of(r))].name;
           out.push_back(d);
           continue;
@@ -497,8 +509,10 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
         d.slot = static_cast<int>(p.slot);
         if (p.kind == PartKind::Collective) {
           d.label = "device slot " + std::to_string(p.slot) + " of " + world_.comm_name(p.comm);
+          size_t listed = 0;
           for (int m : world_.comms[p.comm].members) {
             if (m == r || running_part(s, m, PartKind::Collective, p.comm, p.slot, -1)) continue;
+            if (listed++ == kMaxListedWaitTargets) break;
             d.target_rank = m;
             d.target_stream = stream_of(m, PartKind::Collective, p.comm, p.slot, -1);
             out.push_back(d);

@@ -19,7 +19,12 @@ void PersistentSetReduction::enabled(const State& s, std::vector<Step>& out, int
   std::vector<Step> all;  // every step looked at, for when no persistent subset exists
   std::vector<char> live_enabled;
   std::vector<Step> best;
+  int since_best = 0;  // ranks looked at after the first qualifying rank
   for (int i = 0; i < ranks; ++i) {
+    // A qualifying rank with several steps is a persistent set already; a singleton is only looked
+    // for among the next kSingletonLookahead ranks, so that a world where every rank sits at a choice
+    // costs O(1) ranks per state, not O(W) (docs/REDUCTION.md).
+    if (!best.empty() && ++since_best > kSingletonLookahead) break;
     const int r = (first_rank + i) % ranks;
     host.clear();
     completions.clear();
@@ -32,12 +37,18 @@ void PersistentSetReduction::enabled(const State& s, std::vector<Step>& out, int
         return;
       }
     }
-    all.insert(all.end(), host.begin(), host.end());
-    all.insert(all.end(), completions.begin(), completions.end());
+    if (best.empty()) {  // `all` is used only when no rank qualifies
+      all.insert(all.end(), host.begin(), host.end());
+      all.insert(all.end(), completions.begin(), completions.end());
+    }
     if (host.empty()) continue;
     // A receive from any rank (MatchAny) may also take a send that another rank has yet to issue: its
     // rank's steps are no persistent set; the other ranks' steps commute with it (a later match still can).
     if (std::any_of(host.begin(), host.end(), [](const Step& h) { return h.kind == StepKind::MatchAny; })) continue;
+    // An any_order whose remaining children commute and cannot block its thread: one child, in the
+    // order the semantics lists them (docs/REDUCTION.md, "Orders left open").
+    if (host.size() > 1 && host.front().kind == StepKind::Choose && info_.commuting_choice(s, r, host.front().thread))
+      host.resize(1);
     // All steps of the rank: persistent when no live thread is blocked (its later steps would lie
     // outside the set) and none reads device work the rank still has pending.
     live_enabled.assign(static_cast<size_t>(info_.threads(r)), 0);

@@ -132,42 +132,18 @@ class MpiAssembler {
 
  private:
   // --- fields ----------------------------------------------------------------------------------------
-  static const Json* field(const RecorderLine* l, const char* key) {
-    if (l == nullptr) return nullptr;
-    auto it = l->event.find(key);
-    return it == l->event.end() ? nullptr : &*it;
-  }
+  static const Json* field(const RecorderLine* l, const char* key) { return recorder_field(l, key); }
   [[noreturn]] void fail(size_t p, const RecorderLine* l, const std::string& message) const {
-    throw TraceInputError(processes_[p].file->name, l->line, 1, 0, message);
+    RecorderFields(*processes_[p].file, l).fail(message);
   }
   int64_t int_field(size_t p, const RecorderLine* l, const char* key) const {
-    const Json* v = field(l, key);
-    if (v == nullptr || !v->is_number_integer())
-      fail(p, l,
-           std::string("expected \"") + key + "\" (an integer) in this " + l->event["call"].get<std::string>() +
-               " event");
-    return v->get<int64_t>();
+    return RecorderFields(*processes_[p].file, l).integer(key);
   }
   std::string string_field(size_t p, const RecorderLine* l, const char* key) const {
-    const Json* v = field(l, key);
-    if (v == nullptr || !v->is_string()) fail(p, l, std::string("expected \"") + key + "\" (a string)");
-    return v->get<std::string>();
-  }
-  static std::optional<uint64_t> parse_hex(const std::string& s) {
-    if (s.size() < 3 || s.size() > 18 || s[0] != '0' || s[1] != 'x') return std::nullopt;
-    uint64_t v = 0;
-    for (size_t i = 2; i < s.size(); ++i) {
-      const char c = s[i];
-      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-      if (d < 0) return std::nullopt;
-      v = (v << 4) | static_cast<uint64_t>(d);
-    }
-    return v;
+    return RecorderFields(*processes_[p].file, l).string(key);
   }
   uint64_t handle_field(size_t p, const RecorderLine* l, const char* key) const {
-    auto v = parse_hex(string_field(p, l, key));
-    if (!v) fail(p, l, std::string("expected \"") + key + "\" to be a lowercase hex string \"0x...\"");
-    return *v;
+    return RecorderFields(*processes_[p].file, l).hex(key);
   }
   // A list of handles ("0x1,0x2") or ranks ("0,-1"), as the recorder writes Waitall's.
   std::vector<std::string> list_field(size_t p, const RecorderLine* l, const char* key) const {
@@ -417,7 +393,7 @@ class MpiAssembler {
       if (name == "MPI_Testall" && (!ok || int_field(p, ret, "flag") == 0)) return;
       std::vector<uint64_t> reqs;
       for (const auto& s : list_field(p, in, "reqs"))
-        if (auto v = parse_hex(s)) reqs.push_back(*v);
+        if (auto v = parse_hex_field(s)) reqs.push_back(*v);
       if (name == "MPI_Waitany") {
         if (!ok) {
           // Stopped in a Waitany: it waits for any one of them; the group holds them all.

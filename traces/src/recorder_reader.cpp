@@ -251,40 +251,18 @@ class Assembler {
     bool any_nccl = false;
   };
 
-  static const Json* field(const RecorderLine* l, const char* key) {
-    if (l == nullptr) return nullptr;
-    auto it = l->event.find(key);
-    return it == l->event.end() ? nullptr : &*it;
-  }
+  static const Json* field(const RecorderLine* l, const char* key) { return recorder_field(l, key); }
   [[noreturn]] void fail(size_t p, const RecorderLine* l, const std::string& message) const {
-    throw TraceInputError(processes_[p].file->name, l->line, 1, 0, message);
+    RecorderFields(*processes_[p].file, l).fail(message);
   }
   int64_t int_field(size_t p, const RecorderLine* l, const char* key) const {
-    const Json* v = field(l, key);
-    if (v == nullptr || !v->is_number_integer())
-      fail(p, l,
-           std::string("expected \"") + key + "\" (an integer) in this " + l->event["call"].get<std::string>() +
-               " event");
-    return v->get<int64_t>();
+    return RecorderFields(*processes_[p].file, l).integer(key);
   }
   std::string string_field(size_t p, const RecorderLine* l, const char* key) const {
-    const Json* v = field(l, key);
-    if (v == nullptr || !v->is_string()) fail(p, l, std::string("expected \"") + key + "\" (a string)");
-    return v->get<std::string>();
+    return RecorderFields(*processes_[p].file, l).string(key);
   }
-  // A "0x..." pointer (or hash) field.
   uint64_t ptr_field(size_t p, const RecorderLine* l, const char* key) const {
-    const std::string s = string_field(p, l, key);
-    if (s.size() < 3 || s.size() > 18 || s[0] != '0' || s[1] != 'x')
-      fail(p, l, std::string("expected \"") + key + "\" to be a hex string \"0x...\"");
-    uint64_t v = 0;
-    for (size_t i = 2; i < s.size(); ++i) {
-      const char c = s[i];
-      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-      if (d < 0) fail(p, l, std::string("expected \"") + key + "\" to be a lowercase hex string \"0x...\"");
-      v = (v << 4) | static_cast<uint64_t>(d);
-    }
-    return v;
+    return RecorderFields(*processes_[p].file, l).hex(key);
   }
 
   std::string comm_of(size_t p, ProcessState& st, uint64_t ptr, const RecorderLine* l) {
@@ -774,6 +752,50 @@ class Assembler {
 };
 
 }  // namespace
+
+const nlohmann::ordered_json* recorder_field(const RecorderLine* line, const char* key) {
+  if (line == nullptr) return nullptr;
+  auto it = line->event.find(key);
+  return it == line->event.end() ? nullptr : &*it;
+}
+
+std::optional<uint64_t> parse_hex_field(const std::string& text) {
+  if (text.size() < 3 || text.size() > 18 || text[0] != '0' || text[1] != 'x') return std::nullopt;
+  uint64_t v = 0;
+  for (size_t i = 2; i < text.size(); ++i) {
+    const char c = text[i];
+    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) return std::nullopt;
+    v = (v << 4) | static_cast<uint64_t>(d);
+  }
+  return v;
+}
+
+void RecorderFields::fail(const std::string& message) const {
+  throw TraceInputError(file_.name, line_ != nullptr ? line_->line : 0, 1, 0, message);
+}
+
+int64_t RecorderFields::integer(const char* key) const {
+  const auto* v = recorder_field(line_, key);
+  if (v == nullptr || !v->is_number_integer()) {
+    const auto* call = recorder_field(line_, "call");
+    fail(std::string("expected \"") + key + "\" (an integer)" +
+         (call != nullptr && call->is_string() ? " in this " + call->get<std::string>() + " event" : ""));
+  }
+  return v->get<int64_t>();
+}
+
+std::string RecorderFields::string(const char* key) const {
+  const auto* v = recorder_field(line_, key);
+  if (v == nullptr || !v->is_string()) fail(std::string("expected \"") + key + "\" (a string)");
+  return v->get<std::string>();
+}
+
+uint64_t RecorderFields::hex(const char* key) const {
+  auto v = parse_hex_field(string(key));
+  if (!v) fail(std::string("expected \"") + key + "\" to be a lowercase hex string \"0x...\"");
+  return *v;
+}
 
 std::vector<RecordedProcess> split_recorded_processes(const std::vector<RecorderFile>& files,
                                                       std::vector<std::string>& notes) {

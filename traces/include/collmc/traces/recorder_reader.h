@@ -3,7 +3,10 @@
 // and the in-memory variant of read_recorder_traces (trace.h), which turns the files into a Trace.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +28,28 @@ struct RecorderFile {
   bool truncated_tail = false;
 };
 
+// Typed access to the fields of one line (null: no line) of `file`: an absent or ill-typed field is a
+// TraceInputError at that line saying what was expected. Both recorders' readers read through it.
+class RecorderFields {
+ public:
+  RecorderFields(const RecorderFile& file, const RecorderLine* line) : file_(file), line_(line) {}
+  int64_t integer(const char* key) const;
+  std::string string(const char* key) const;
+  // A "0x..." pointer, handle or hash, lowercase hex.
+  uint64_t hex(const char* key) const;
+  [[noreturn]] void fail(const std::string& message) const;
+
+ private:
+  const RecorderFile& file_;
+  const RecorderLine* line_;
+};
+
+// The field `key` of `line`, or null when the line or the field is absent.
+const nlohmann::ordered_json* recorder_field(const RecorderLine* line, const char* key);
+
+// "0x" and 1 to 16 lowercase hex digits, else nullopt.
+std::optional<uint64_t> parse_hex_field(const std::string& text);
+
 // One process of a recorder trace: its "process" line and its calls in entry order, each an entry line and
 // its return line (null: the call never returned, where that thread stopped).
 struct RecordedCall {
@@ -42,6 +67,18 @@ struct RecordedProcess {
 // event before the first "process" line. A cut-short last line is said in `notes`.
 std::vector<RecordedProcess> split_recorded_processes(const std::vector<RecorderFile>& files,
                                                       std::vector<std::string>& notes);
+
+// Whether a run being recorded has hung (`collmc record --hang-after`), judged from its traces so far:
+// every process of the world has written its trace (the world's size as MPI_Init returned it, else
+// $WORLD_SIZE in the "process" line, else the processes seen), and every one that still runs sits in a
+// call it entered and never returned from. `still_runs(host, pid)` says whether a process has not ended;
+// a process that ended counts as done. `why` names each process's open call, or what keeps it from hung.
+struct RecordedRunJudgement {
+  bool hung = false;
+  std::string why;
+};
+RecordedRunJudgement judge_recorded_run(const std::vector<RecorderFile>& files,
+                                        const std::function<bool(const std::string& host, int64_t pid)>& still_runs);
 
 // The MPI recorder's traces (libcollmc_record_mpi.so, "format":"collmc-mpi-recorder") as a Trace for the
 // mpi profile (traces/src/mpi_recorder_reader.cpp). read_recorder_traces calls it for such files.
