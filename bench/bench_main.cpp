@@ -8,8 +8,9 @@
 //   deadlocks.
 // - megatron-fsdp-per-rank-nb: per-rank order on nonblocking comms (cross-ordered registrations
 //   complete: safe).
-// - grid-nb: W = n x n ranks, nonblocking row and column comms, every rank registering R segments on
-//   both in any order (a deadlock for R >= 2: see grid_scenario).
+// - grid-nb: W = n x n ranks, nonblocking row and column comms, every rank registering R segments,
+//   each on its row and column comm in any order (safe); grid-nb-crossed: all 2R registrations in one
+//   any_order (a deadlock for R >= 2: see grid_scenario).
 // - alloc-then-register: every rank allocates K buffers in any order, then registers them (safe).
 // - any-order-streams: K all_reduces on K comms and K streams in any order, runtime connect off (safe).
 #include <algorithm>
@@ -41,7 +42,13 @@ std::string with_knob(const std::string& text, const std::string& knob) {
   return text.substr(0, at + 1) + knob + "\n" + text.substr(at + 1);
 }
 
-std::string grid_scenario(int n, int segments) {
+// W = n x n ranks with nonblocking row and column comms. `crossed`: every rank registers R segments
+// on both in one any_order, which deadlocks in the model for R >= 2 (a thread's second call on a
+// nonblocking comm waits in its guard for the first to complete, so ranks that started on different
+// comms wait for each other). Otherwise segment by segment, row and column in any order: a rank's
+// second call of a segment never waits, and its first waits only for the previous segment, which every
+// member issues without waiting: safe.
+std::string grid_scenario(int n, int segments, bool crossed) {
   std::string rows;
   std::string cols;
   for (int i = 0; i < n; ++i) {
@@ -54,16 +61,19 @@ std::string grid_scenario(int n, int segments) {
     rows += (i ? ", " : "") + ("[" + row + "]");
     cols += (i ? ", " : "") + ("[" + col + "]");
   }
-  // With R >= 2 this deadlocks in the model: a thread's second call on a nonblocking comm waits (in its
-  // guard) for the first to complete, so cross-ordered rows and columns wait for each other.
-  std::string t = "ranks " + std::to_string(n * n) + (segments >= 2 ? "\nexpect deadlock" : "\nexpect safe") +
+  std::string t = "ranks " + std::to_string(n * n) +
+                  (crossed && segments >= 2 ? "\nexpect deadlock" : "\nexpect safe") +
                   "\nset comm_mode = nonblocking\n";
   t += "comm row = {" + rows + "}\ncomm col = {" + cols + "}\nrank * {\n";
   for (int r = 0; r < segments; ++r) t += "  alloc seg" + std::to_string(r) + " 64MiB\n";
-  t += "  any_order {\n";
-  for (int r = 0; r < segments; ++r)
+  if (crossed) t += "  any_order {\n";
+  for (int r = 0; r < segments; ++r) {
+    if (!crossed) t += "  any_order {\n";
     t += "    register row seg" + std::to_string(r) + "\n    register col seg" + std::to_string(r) + "\n";
-  t += "  }\n}\n";
+    if (!crossed) t += "  }\n";
+  }
+  if (crossed) t += "  }\n";
+  t += "}\n";
   return t;
 }
 
@@ -213,8 +223,12 @@ int main(int argc, char** argv) {
   }
   for (auto [n, r] : quick ? std::vector<std::pair<int, int>>{{4, 2}}
                            : std::vector<std::pair<int, int>>{{4, 2}, {4, 3}, {4, 4}, {8, 4}, {16, 4}})
-    cases.push_back({"grid-nb", "W=" + std::to_string(n * n) + ",R=" + std::to_string(r), grid_scenario(n, r),
+    cases.push_back({"grid-nb", "W=" + std::to_string(n * n) + ",R=" + std::to_string(r), grid_scenario(n, r, false),
                      n * n <= 16 && r <= 2});
+  for (auto [n, r] :
+       quick ? std::vector<std::pair<int, int>>{{4, 2}} : std::vector<std::pair<int, int>>{{4, 2}, {8, 4}, {16, 4}})
+    cases.push_back({"grid-nb-crossed", "W=" + std::to_string(n * n) + ",R=" + std::to_string(r),
+                     grid_scenario(n, r, true), n * n <= 16 && r <= 2});
   for (auto [w, k] : quick ? std::vector<std::pair<int, int>>{{8, 4}}
                            : std::vector<std::pair<int, int>>{{8, 4}, {32, 8}, {256, 16}, {64, 64}})
     cases.push_back({"alloc-then-register", "W=" + std::to_string(w) + ",K=" + std::to_string(k),

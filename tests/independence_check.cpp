@@ -56,6 +56,79 @@ IndependenceCheck check_independence(const checker::Semantics& semantics, uint64
     if (!o.violation) o.state = checker::encode_state(t);
     return o;
   };
+  // Runs the child of `thread` of `rank` that starts at control node `entry`: the choice that enters it
+  // (unless it is the last child left, entered at once), then its one call. False when either is not
+  // enabled or the call leaves the thread waiting; `violation` is the call's, if any.
+  auto run_child = [&](State& t, int rank, int thread, int32_t entry, std::optional<checker::Violation>& violation) {
+    const auto& control = semantics.control();
+    auto own_steps = [&]() {
+      after.clear();
+      std::vector<Step> completions;
+      semantics.enabled_of_rank(t, rank, after, completions);
+      std::erase_if(after, [&](const Step& st) { return st.thread != thread; });
+    };
+    if (t.ranks[static_cast<size_t>(rank)].threads[static_cast<size_t>(thread)].node != entry) {
+      own_steps();
+      const auto chosen = std::find_if(after.begin(), after.end(), [&](const Step& st) {
+        return st.kind == StepKind::Choose &&
+               control.edge_at(t.ranks[static_cast<size_t>(rank)].threads[static_cast<size_t>(thread)], st.edge)
+                       .target == entry;
+      });
+      if (chosen == after.end()) return false;
+      const Step choose = *chosen;
+      if (semantics.apply(t, choose)) return false;
+      if (t.ranks[static_cast<size_t>(rank)].threads[static_cast<size_t>(thread)].node != entry) return false;
+    }
+    own_steps();
+    if (after.size() != 1 || after.front().kind != StepKind::Issue) return false;
+    const Step issue = after.front();
+    violation = semantics.apply(t, issue);
+    return violation ||
+           semantics.waits_hold(t, rank, t.ranks[static_cast<size_t>(rank)].threads[static_cast<size_t>(thread)]);
+  };
+  auto check_choices = [&](const State& s) {
+    for (int r = 0; r < semantics.ranks(); ++r)
+      for (int th = 0; th < semantics.threads(r); ++th) {
+        if (!semantics.commuting_choice(s, r, th)) continue;
+        const auto& ts = s.ranks[static_cast<size_t>(r)].threads[static_cast<size_t>(th)];
+        std::vector<int32_t> entries;
+        semantics.control().for_each_edge(ts,
+                                          [&](size_t, const checker::ControlEdge& e) { entries.push_back(e.target); });
+        auto where = [&]() {
+          return "rank " + std::to_string(r) + " thread " + std::to_string(th) + " at any_order node " +
+                 std::to_string(ts.node);
+        };
+        // Each child alone: it must run without blocking; its violation, if any, must survive the other.
+        std::vector<std::string> alone(entries.size());
+        for (size_t i = 0; i < entries.size(); ++i) {
+          State t = s;
+          std::optional<checker::Violation> v;
+          if (!run_child(t, r, th, entries[i], v))
+            out.failures.push_back(where() + ": a child blocks or is not one call");
+          alone[i] = verdict_text(v);
+        }
+        for (size_t i = 0; i < entries.size(); ++i)
+          for (size_t j = 0; j < entries.size(); ++j) {
+            if (i == j || (j < i && alone[i] == "none" && alone[j] == "none")) continue;
+            if (alone[j] != "none") continue;  // a violating first child ends the run
+            ++out.choice_pairs;
+            // j, then i; and (when neither violates alone) i, then j: the same state or the same violation.
+            auto run_pair = [&](size_t first, size_t second) {
+              State t = s;
+              std::optional<checker::Violation> v;
+              if (!run_child(t, r, th, entries[first], v)) return std::string("blocked");
+              if (v) return "first: " + verdict_text(v);
+              if (!run_child(t, r, th, entries[second], v)) return std::string("second blocked");
+              return v ? verdict_text(v) : checker::encode_state(t);
+            };
+            const std::string ji = run_pair(j, i);
+            const std::string expected = alone[i] != "none" ? alone[i] : run_pair(i, j);
+            if (ji != expected)
+              out.failures.push_back(where() + ": children " + std::to_string(i) + " and " + std::to_string(j) +
+                                     " end differently in the two orders");
+          }
+      }
+  };
   while (!stack.empty()) {
     if (out.states >= state_budget) {
       out.complete = false;
@@ -65,6 +138,7 @@ IndependenceCheck check_independence(const checker::Semantics& semantics, uint64
     stack.pop_back();
     if (!seen.insert(checker::encode_state(s)).second) continue;
     ++out.states;
+    check_choices(s);
     steps.clear();
     semantics.enabled(s, steps);
     std::vector<std::optional<checker::Violation>> alone;

@@ -13,9 +13,10 @@
 namespace collmc::testing {
 
 struct IndependenceCheck {
-  uint64_t states = 0;   // states whose enabled pairs were checked
-  uint64_t pairs = 0;    // claimed-independent pairs replayed in both orders
-  bool complete = true;  // false: the state budget ran out first
+  uint64_t states = 0;        // states whose enabled pairs were checked
+  uint64_t pairs = 0;         // claimed-independent pairs replayed in both orders
+  uint64_t choice_pairs = 0;  // pairs of children of a commuting any_order run in both orders
+  bool complete = true;       // false: the state budget ran out first
   std::vector<std::string> failures;
 };
 
@@ -23,6 +24,9 @@ struct IndependenceCheck {
 // completion and a host step that does not read a member's device work; two different completions.
 bool claimed_independent(const checker::Semantics& semantics, const checker::Step& a, const checker::Step& b);
 
+// And the any_orders it resolves in one order (IndependenceInfo::commuting_choice): in every state where
+// the claim holds, every child still to run is entered and its call issued without the thread waiting
+// afterwards, and every two of them, run in both orders, end in the same state (or the same violation).
 IndependenceCheck check_independence(const checker::Semantics& semantics, uint64_t state_budget);
 
 }  // namespace collmc::testing

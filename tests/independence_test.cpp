@@ -12,11 +12,12 @@
 namespace collmc::testing {
 namespace {
 
-void expect_independent(const std::string& text, uint64_t budget, uint64_t& pairs) {
+void expect_independent(const std::string& text, uint64_t budget, uint64_t& pairs, uint64_t* choice_pairs = nullptr) {
   model::World world = world_from(text);
   checker::Semantics semantics(world);
   IndependenceCheck check = check_independence(semantics, budget);
   pairs += check.pairs;
+  if (choice_pairs != nullptr) *choice_pairs += check.choice_pairs;
   ASSERT_TRUE(check.failures.empty()) << check.failures.size() << " failures, the first: " << check.failures.front()
                                       << "\n"
                                       << text;
@@ -46,6 +47,63 @@ TEST(Independence, ThreeRanksNoChoices) {
     if (::testing::Test::HasFatalFailure()) return;
   }
   EXPECT_GT(pairs, 1000u);
+}
+
+TEST(Independence, OpenOrders) {
+  // Any_orders of registrations on nonblocking comms, collectives on several streams, allocations next
+  // to their use: the children the reduction runs in one order, replayed in both.
+  std::mt19937 rng(15);
+  uint64_t pairs = 0;
+  uint64_t choice_pairs = 0;
+  for (int i = 0; i < 300; ++i) {
+    RandomScenarioOptions o;
+    o.max_statements = 4;
+    o.open_orders = true;
+    expect_independent(random_scenario(rng, o), 3000, pairs, &choice_pairs);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  EXPECT_GT(choice_pairs, 1000u) << "the scenarios hardly exercise commuting any_orders";
+}
+
+// Rank 0 runs up to its first any_order; then whether the reduction may run that any_order in one order.
+bool commuting_at_start(const std::string& text) {
+  model::World world = world_from(text);
+  checker::Semantics semantics(world);
+  checker::State s = semantics.initial();
+  std::vector<checker::Step> host;
+  std::vector<checker::Step> completions;
+  while (semantics.control().nodes[static_cast<size_t>(s.ranks[0].threads[0].node)].any_order < 0) {
+    host.clear();
+    semantics.enabled_of_rank(s, 0, host, completions);
+    if (host.empty() || semantics.apply(s, host.front())) ADD_FAILURE() << "rank 0 does not reach an any_order";
+    if (host.empty()) return false;
+  }
+  return semantics.commuting_choice(s, 0, 0);
+}
+
+TEST(Independence, WhichAnyOrdersCommute) {
+  const std::string head = "ranks 2\nset comm_mode = nonblocking\ncomm A = [0, 1]\ncomm B = [0, 1]\n";
+  EXPECT_TRUE(commuting_at_start(head + "rank * {\n  any_order {\n    alloc x\n    alloc y\n  }\n}\n"));
+  EXPECT_TRUE(commuting_at_start(head + "rank * {\n  any_order {\n    register A x\n    register B x\n  }\n}\n"));
+  // One comm twice: the second registration waits for the first (NCCL's poll loop).
+  EXPECT_FALSE(commuting_at_start(head + "rank * {\n  any_order {\n    register A x\n    register A y\n  }\n}\n"));
+  // An allocation next to the registration of the same buffer: the order decides a usage error.
+  EXPECT_FALSE(commuting_at_start(head + "rank * {\n  any_order {\n    alloc x\n    register A x\n  }\n}\n"));
+  // A child of two calls, and a free (it reads pending device work).
+  EXPECT_FALSE(commuting_at_start(head + "rank * {\n  any_order {\n    { alloc x\n  alloc z }\n    alloc y\n  }\n}\n"));
+  EXPECT_FALSE(commuting_at_start(head + "rank * {\n  alloc x\n  any_order {\n    free x\n    alloc y\n  }\n}\n"));
+  // Blocking comms: a registration blocks; a collective blocks for the runtime connect unless it is off.
+  const std::string blocking = "ranks 2\ncomm A = [0, 1]\ncomm B = [0, 1]\n";
+  EXPECT_FALSE(commuting_at_start(blocking + "rank * {\n  any_order {\n    register A x\n    register B x\n  }\n}\n"));
+  EXPECT_FALSE(commuting_at_start(
+      blocking + "rank * {\n  any_order {\n    all_reduce A x on s1\n    all_reduce B x on s2\n  }\n}\n"));
+  EXPECT_TRUE(
+      commuting_at_start("ranks 2\nset runtime_connect = off\ncomm A = [0, 1]\ncomm B = [0, 1]\nrank * {\n"
+                         "  any_order {\n    all_reduce A x on s1\n    all_reduce B x on s2\n  }\n}\n"));
+  // One stream: the FIFO order differs.
+  EXPECT_FALSE(
+      commuting_at_start("ranks 2\nset runtime_connect = off\ncomm A = [0, 1]\ncomm B = [0, 1]\nrank * {\n"
+                         "  any_order {\n    all_reduce A x on s1\n    all_reduce B x on s1\n  }\n}\n"));
 }
 
 TEST(Independence, NoClaimForAFreeAndACompletion) {

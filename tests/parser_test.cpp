@@ -1015,12 +1015,12 @@ TEST(ParserErrors, ThreadNames) {
 
 TEST(ParserErrors, TooManyAnyOrderChildren) {
   std::string body;
-  for (int i = 0; i < 17; ++i) body += "alloc b" + std::to_string(i) + "; ";
+  for (int i = 0; i < 65; ++i) body += "alloc b" + std::to_string(i) + "; ";
   Failure f = load_failure("ranks 1\nrank 0 {\n  any_order { " + body + "}\n}\n");
   ASSERT_TRUE(f.thrown);
   EXPECT_EQ(f.line, 3);
   EXPECT_EQ(f.column, 3);
-  EXPECT_TRUE(has(f.message, "more than 16 children")) << f.message;
+  EXPECT_TRUE(has(f.message, "more than 64 children")) << f.message;
 }
 
 TEST(ParserErrors, SyncInsideGroup) {

@@ -22,7 +22,7 @@ class Generator {
     mpi_ = o_.knobs && chance(0.15);
     if (mpi_) out << "set profile = mpi\n";
     if (o_.knobs && chance(0.25)) out << "set runtime_connect = off\n";
-    if (o_.knobs && chance(0.15)) out << "set comm_mode = nonblocking\n";
+    if (o_.knobs && chance(o_.open_orders ? 0.6 : 0.15)) out << "set comm_mode = nonblocking\n";
     if (o_.knobs && chance(0.15)) out << "set stream_progress = serialized\n";
     const int ncomms = pick(1, o_.max_comms);
     for (int c = 0; c < ncomms; ++c) {
@@ -59,7 +59,7 @@ class Generator {
           text = "barrier " + name;
           break;
         case 4:
-          text = "all_reduce " + name + " " + buffer() + " on side";
+          text = "all_reduce " + name + " " + buffer() + " on " + (o_.open_orders && chance(0.5) ? "s2" : "side");
           break;
         case 5:
           text = "broadcast " + name + " " + buffer() + " root=" + std::to_string(comms_[static_cast<size_t>(c)][0]);
@@ -76,7 +76,9 @@ class Generator {
         if (std::count(comms_[static_cast<size_t>(call.comm)].begin(), comms_[static_cast<size_t>(call.comm)].end(), r))
           body.push_back(call.text);
       perturb(body);
-      if (o_.commuting_choices && chance(0.5))
+      if (o_.open_orders && chance(0.6))
+        out << "rank " << r << " {\n  any_order {\n    alloc b0\n    alloc b1\n  }\n";
+      else if (o_.commuting_choices && chance(0.5))
         out << "rank " << r << " {\n  any_order {\n    alloc b0\n    alloc b1\n    alloc scratch\n  }\n";
       else if (o_.commuting_choices)
         out << "rank " << r << " {\n  alloc b0\n  alloc b1\n  alloc scratch\n";
@@ -131,6 +133,10 @@ class Generator {
     }
     if (chance(0.07)) body.erase(body.begin() + pick(0, static_cast<int>(body.size()) - 1));  // a skipped call
     if (body.empty()) return;
+    if (o_.open_orders) {
+      open_orders(body);
+      return;
+    }
     if (o_.choices && chance(0.3)) {
       size_t i = static_cast<size_t>(pick(0, static_cast<int>(body.size()) - 1));
       size_t j = std::min(body.size(), i + static_cast<size_t>(pick(1, 2)));
@@ -157,6 +163,39 @@ class Generator {
       body.insert(body.begin() + static_cast<long>(i), wrapped);
     }
     if (o_.threads && chance(0.12) && body.size() >= 2) {  // the last call moves to a thread
+      std::string last = body.back();
+      body.pop_back();
+      body.insert(body.begin(), "thread t {\n" + indent(last, 1) + "}");
+    }
+  }
+
+  // Runs of 2-4 consecutive calls become any_orders (a child sometimes a nested any_order or a block of
+  // two calls); a child may be an allocation of a buffer a sibling uses, or a free nothing uses.
+  void open_orders(std::vector<std::string>& body) {
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i < body.size()) {
+      if (!chance(0.7)) {
+        out.push_back(body[i++]);
+        continue;
+      }
+      const size_t j = std::min(body.size(), i + static_cast<size_t>(pick(2, 3)));
+      std::vector<std::string> children(body.begin() + static_cast<long>(i), body.begin() + static_cast<long>(j));
+      i = j;
+      if (chance(0.25)) children.push_back(chance(0.5) ? "alloc b" + std::to_string(pick(0, 1)) : "alloc extra");
+      if (chance(0.1)) children.push_back("free extra");
+      if (children.size() >= 3 && chance(0.2)) {  // the last two as a nested any_order or a block
+        const std::string a = children[children.size() - 2];
+        const std::string b = children.back();
+        children.resize(children.size() - 2);
+        children.push_back((chance(0.5) ? "any_order {\n" : "{\n") + indent(a, 1) + indent(b, 1) + "}");
+      }
+      std::string inner;
+      for (const auto& c : children) inner += c + "\n";
+      out.push_back("any_order {\n" + indent(inner, 1) + "}");
+    }
+    body = std::move(out);
+    if (o_.threads && chance(0.1) && body.size() >= 2) {
       std::string last = body.back();
       body.pop_back();
       body.insert(body.begin(), "thread t {\n" + indent(last, 1) + "}");

@@ -19,6 +19,11 @@ struct RandomScenarioOptions {
   // any_order blocks whose children commute (allocations; the free of a scratch buffer nothing uses
   // next to a call), to stress reductions of open orders
   bool commuting_choices = false;
+  // Orders left open (issue 13): consecutive calls wrapped in any_orders of 2-3 children (sometimes
+  // nested), collectives on several streams, allocations in any order, nonblocking comms more often;
+  // children that commute (different comms, streams, buffers) and children that do not (one comm
+  // twice, a buffer allocated next to its use), to stress the reduction of commuting any_orders.
+  bool open_orders = false;
 };
 
 std::string random_scenario(std::mt19937& rng, const RandomScenarioOptions& options = {});

@@ -218,12 +218,11 @@ std::vector<BlockedCall> Semantics::blocked(const State& s) const {
           waiting = true;
         }
       if (!waiting) {
-        const auto& node = control_.nodes[static_cast<size_t>(ts.node)];
-        if (node.edges.empty()) {
+        if (control_.edge_count(ts) == 0) {
           b.finished = true;
           b.reason = "finished";
         } else {
-          for (const auto& e : node.edges) {
+          for (const auto& e : control_.nodes[static_cast<size_t>(ts.node)].edges) {
             if (e.kind != ControlEdge::Kind::Call) continue;
             std::string why;
             if (!guard_holds(s, r, world_.calls[static_cast<size_t>(e.call)], &why)) {

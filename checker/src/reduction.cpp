@@ -44,6 +44,10 @@ void PersistentSetReduction::enabled(const State& s, std::vector<Step>& out, int
     // A receive from any rank (MatchAny) may also take a send that another rank has yet to issue: its
     // rank's steps are no persistent set; the other ranks' steps commute with it (a later match still can).
     if (std::any_of(host.begin(), host.end(), [](const Step& h) { return h.kind == StepKind::MatchAny; })) continue;
+    // An any_order whose remaining children commute and cannot block its thread: one child, in the
+    // order the semantics lists them (docs/REDUCTION.md, "Orders left open").
+    if (host.size() > 1 && host.front().kind == StepKind::Choose && info_.commuting_choice(s, r, host.front().thread))
+      host.resize(1);
     // All steps of the rank: persistent when no live thread is blocked (its later steps would lie
     // outside the set) and none reads device work the rank still has pending.
     live_enabled.assign(static_cast<size_t>(info_.threads(r)), 0);

@@ -74,10 +74,20 @@ void read_vec(Reader& r, T& v, F&& f) {
   for (auto& x : v) f(x);
 }
 
-// Where a thread is: its control node and the waits it blocks on. One function, so that what a
-// control position holds can grow without touching the rest of the encoding.
+// A thread's control position (control.h): its node and the done-sets of the any_orders it is in.
+void write_position(Writer& w, const ControlPosition& p) {
+  w.i(p.node);
+  write_vec(w, p.done, [&](uint64_t d) { w.u(d); });
+}
+
+void read_position(Reader& r, ControlPosition& p) {
+  p.node = static_cast<int32_t>(r.i());
+  read_vec(r, p.done, [&](uint64_t& d) { d = r.u(); });
+}
+
+// Where a thread is: its control position and the waits it blocks on.
 void write_thread(Writer& w, const ThreadState& t) {
-  w.i(t.node);
+  write_position(w, t);
   write_vec(w, t.waits, [&](const Wait& wt) {
     w.u(static_cast<uint64_t>(wt.kind));
     w.u(wt.dir);
@@ -183,7 +193,7 @@ State decode_state(std::string_view bytes) {
   State s;
   read_vec(r, s.ranks, [&](RankState& rk) {
     read_vec(r, rk.threads, [&](ThreadState& t) {
-      t.node = static_cast<int32_t>(r.i());
+      read_position(r, t);
       read_vec(r, t.waits, [&](Wait& wt) {
         wt.kind = r.as<WaitKind>();
         wt.dir = r.as<uint8_t>();

@@ -40,22 +40,16 @@ Semantics::Semantics(const model::World& world) : world_(world), control_(compil
   member_comms_.resize(static_cast<size_t>(world.ranks));
   for (const auto& c : world.comms)
     for (int m : c.members) member_comms_[static_cast<size_t>(m)].push_back(c.id);
-  // Edges always lead to lower node numbers (the automata are built backwards), so one pass upwards
-  // sees every target before its source.
-  reads_device_ahead_.assign(control_.nodes.size(), 0);
-  for (size_t n = 0; n < control_.nodes.size(); ++n)
-    for (const auto& e : control_.nodes[n].edges) {
-      bool here = false;
-      if (e.kind == ControlEdge::Kind::Call)
-        here = reads_device(world_.calls[static_cast<size_t>(e.call)],
-                            world_.profile_of(world_.calls[static_cast<size_t>(e.call)]));
-      if (e.kind == ControlEdge::Kind::Group)
-        for (int c : control_.groups[static_cast<size_t>(e.group)])
-          here = here || reads_device(world_.calls[static_cast<size_t>(c)],
-                                      world_.profile_of(world_.calls[static_cast<size_t>(c)]));
-      if (static_cast<size_t>(e.target) >= n) throw std::logic_error("control edge does not lead to a lower node");
-      if (here || reads_device_ahead_[static_cast<size_t>(e.target)]) reads_device_ahead_[n] = 1;
-    }
+  reads_device_ahead_ = control_.lookahead([&](const ControlEdge& e) {
+    if (e.kind == ControlEdge::Kind::Call)
+      return reads_device(world_.calls[static_cast<size_t>(e.call)],
+                          world_.profile_of(world_.calls[static_cast<size_t>(e.call)]));
+    if (e.kind == ControlEdge::Kind::Group)
+      for (int c : control_.groups[static_cast<size_t>(e.group)])
+        if (reads_device(world_.calls[static_cast<size_t>(c)], world_.profile_of(world_.calls[static_cast<size_t>(c)])))
+          return true;
+    return false;
+  });
   // (rank, comm) -> the first thread seen calling on it; a second thread makes the thread-safety rule live.
   std::map<std::pair<int, int>, int> comm_thread;
   for (const auto& c : world_.calls) {
@@ -84,9 +78,10 @@ bool Semantics::has_pending_device_work(const State& s, int rank) const {
 bool Semantics::may_read_device(const State& s, int rank) const {
   const auto& rs = s.ranks[static_cast<size_t>(rank)];
   for (size_t t = 0; t < rs.threads.size(); ++t) {
-    int32_t node = rs.threads[t].node;
-    if (node < 0) node = control_.threads[static_cast<size_t>(rank)][t].entry;  // not started yet
-    if (reads_device_ahead_[static_cast<size_t>(node)]) return true;
+    const ThreadState& ts = rs.threads[t];
+    if (ts.node < 0 ? reads_device_ahead_.from_entry(control_.threads[static_cast<size_t>(rank)][t].entry)
+                    : reads_device_ahead_.ahead(control_, ts))
+      return true;
   }
   return false;
 }
@@ -104,7 +99,7 @@ State Semantics::initial() const {
     auto& rs = s.ranks[static_cast<size_t>(r)];
     const auto& threads = control_.threads[static_cast<size_t>(r)];
     rs.threads.resize(threads.size());
-    rs.threads[0].node = threads[0].entry;
+    control_.enter(rs.threads[0], threads[0].entry);
     rs.streams.resize(world_.streams.size());
     for (int c : member_comms_[static_cast<size_t>(r)]) {
       MemberState m;
@@ -224,17 +219,16 @@ void Semantics::host_steps(const State& s, int r, std::vector<Step>& out) const 
   for (size_t t = 0; t < rs.threads.size(); ++t) {
     const ThreadState& ts = rs.threads[t];
     if (ts.node < 0) continue;
-    const ControlNode& node = control_.nodes[static_cast<size_t>(ts.node)];
-    if (node.edges.empty() || !waits_hold(s, r, ts)) continue;
+    const size_t n_edges = control_.edge_count(ts);
+    if (n_edges == 0 || !waits_hold(s, r, ts)) continue;
     // Search order (the set of steps is the same): rank r tries the alternatives of a choice
     // starting at r mod n, so that a depth-first search meets ranks that chose differently (the
     // cross orders that deadlock) early instead of after every rank agreed.
-    const size_t n_edges = node.edges.size();
-    const bool choice = node.edges.front().kind == ControlEdge::Kind::Choice;
+    const bool choice = control_.edge_at(ts, 0).kind == ControlEdge::Kind::Choice;
     const size_t first = choice ? static_cast<size_t>(r) % n_edges : 0;
     for (size_t i = 0; i < n_edges; ++i) {
       const size_t e = (first + i) % n_edges;
-      const ControlEdge& edge = node.edges[e];
+      const ControlEdge& edge = control_.edge_at(ts, e);
       Step step;
       step.rank = static_cast<uint16_t>(r);
       step.thread = static_cast<uint16_t>(t);
@@ -373,15 +367,15 @@ std::optional<Violation> Semantics::apply(State& s, const Step& step) const {
   }
   auto& rs = s.ranks[step.rank];
   ThreadState& ts = rs.threads[step.thread];
-  const ControlEdge& edge = control_.nodes[static_cast<size_t>(ts.node)].edges[step.edge];
+  const ControlEdge& edge = control_.edge_at(ts, step.edge);
   ts.waits.clear();
-  ts.node = edge.target;
+  control_.take(ts, step.edge);
   switch (edge.kind) {
     case ControlEdge::Kind::Choice:
       return std::nullopt;
     case ControlEdge::Kind::Spawn:
-      rs.threads[static_cast<size_t>(edge.thread)].node =
-          control_.threads[step.rank][static_cast<size_t>(edge.thread)].entry;
+      control_.enter(rs.threads[static_cast<size_t>(edge.thread)],
+                     control_.threads[step.rank][static_cast<size_t>(edge.thread)].entry);
       return std::nullopt;
     case ControlEdge::Kind::Call:
       return apply_calls(*this, s, step.rank, step.thread, std::span<const int32_t>(&edge.call, 1));

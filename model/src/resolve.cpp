@@ -301,8 +301,8 @@ class Resolver {
           append(one, child, thread, in_group);
           n.children.push_back(std::move(one));
         }
-        if (n.children.size() > 16)
-          throw InputError(s.loc, "any_order with more than 16 children: the checker enumerates subsets");
+        if (n.children.size() > 64)
+          throw InputError(s.loc, "any_order with more than 64 children: the checker keeps a 64-bit done-set");
         seq.children.push_back(std::move(n));
         return;
       }

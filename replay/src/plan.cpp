@@ -40,11 +40,11 @@ State apply(const Semantics& sem, const State& s, Step& step) {
                            "' is not enabled): was the scenario edited after the result was written?");
 }
 
-// A thread's remaining program from `node`, taking the first edge of every choice.
-void continue_from(const Semantics& sem, int node, ThreadPlan& plan) {
+// A thread's remaining program from its position, taking the first edge of every choice.
+void continue_from(const Semantics& sem, checker::ControlPosition at, ThreadPlan& plan) {
   const auto& control = sem.control();
-  while (node >= 0 && !control.nodes[static_cast<size_t>(node)].edges.empty()) {
-    const ControlEdge& e = control.nodes[static_cast<size_t>(node)].edges.front();
+  while (at.node >= 0 && control.edge_count(at) > 0) {
+    const ControlEdge& e = control.edge_at(at, 0);
     PlanStep p;
     switch (e.kind) {
       case ControlEdge::Kind::Call:
@@ -63,7 +63,7 @@ void continue_from(const Semantics& sem, int node, ThreadPlan& plan) {
       case ControlEdge::Kind::Choice:
         break;
     }
-    node = e.target;
+    control.take(at, 0);
   }
 }
 
@@ -106,7 +106,7 @@ ReplayPlan build(const Semantics& sem, const std::vector<Step>& schedule, model:
   for (int r = 0; r < world.ranks; ++r)
     for (size_t t = 0; t < plan.ranks[static_cast<size_t>(r)].size(); ++t) {
       const auto& ts = s.ranks[static_cast<size_t>(r)].threads[t];
-      if (ts.node >= 0) continue_from(sem, ts.node, plan.ranks[static_cast<size_t>(r)][t]);
+      if (ts.node >= 0) continue_from(sem, ts, plan.ranks[static_cast<size_t>(r)][t]);
     }
   // The model's prediction of where every thread ends.
   plan.expected_position.resize(static_cast<size_t>(world.ranks));

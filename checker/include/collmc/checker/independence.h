@@ -32,6 +32,11 @@ class IndependenceInfo {
   // for (every completion belongs to exactly one rank). Over all ranks: every enabled step.
   virtual void enabled_of_rank(const State& s, int rank, std::vector<Step>& host,
                                std::vector<Step>& completions) const = 0;
+  // `thread` is its rank's only live thread and waits at an any_order whose children still to run
+  // are one call each, none of which can block the thread, and no two of which touch the same comm,
+  // stream or buffer (one allocating it): every order of them ends in the same state, and the thread
+  // cannot stop inside the any_order, so one order of them keeps every outcome (docs/REDUCTION.md).
+  virtual bool commuting_choice(const State& s, int rank, int thread) const = 0;
 };
 
 }  // namespace collmc::checker

@@ -65,6 +65,7 @@ class Semantics final : public NextState, public IndependenceInfo {
   bool threads_share_nccl_comm() const override { return threads_share_nccl_comm_; }
   void enabled_of_rank(const State& s, int rank, std::vector<Step>& host,
                        std::vector<Step>& completions) const override;
+  bool commuting_choice(const State& s, int rank, int thread) const override;
 
   const model::World& world() const { return world_; }
   const ControlProgram& control() const { return control_; }
@@ -125,7 +126,7 @@ class Semantics final : public NextState, public IndependenceInfo {
   const model::World& world_;
   ControlProgram control_;
   std::vector<std::vector<int>> member_comms_;  // [rank] -> comm ids
-  std::vector<char> reads_device_ahead_;        // [node]: a call that reads device work is reachable
+  ControlLookahead reads_device_ahead_;         // a call that reads device work is still reachable
 };
 
 }  // namespace collmc::checker

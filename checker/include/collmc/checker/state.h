@@ -34,8 +34,17 @@ struct Wait {
   bool operator==(const Wait&) const = default;
 };
 
-struct ThreadState {
+// A thread's control position (control.h): the node and the done-sets of the any_orders it is inside,
+// outermost first. Positions are kept settled: at an any_order's dispatch node at least two children
+// remain (one remaining child is entered at once, none left continues after the any_order), so the
+// steps are those of the 2^K automaton this replaces.
+struct ControlPosition {
   int32_t node = -1;  // control node; -1: not started yet
+  std::vector<uint64_t> done;
+  bool operator==(const ControlPosition&) const = default;
+};
+
+struct ThreadState : ControlPosition {
   std::vector<Wait> waits;
   bool operator==(const ThreadState&) const = default;
 };
