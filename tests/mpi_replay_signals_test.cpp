@@ -41,11 +41,15 @@ std::vector<std::string> run_processes(pid_t collmc, const char* program = "") {
   for (const auto& e : fs::directory_iterator("/proc")) {
     const std::string name = e.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos || name == std::to_string(collmc)) continue;
-    std::ifstream in(e.path() / "cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::ifstream stat(e.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
+    std::string cmdline, line;
+    try {  // a process that ends while it is read makes libstdc++'s filebuf throw (read: ESRCH)
+      std::ifstream in(e.path() / "cmdline");
+      cmdline.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      std::ifstream stat(e.path() / "stat");
+      std::getline(stat, line);
+    } catch (const std::ios_base::failure&) {
+      continue;
+    }
     const size_t close = line.rfind(')');
     if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z') continue;  // reaped soon
     const std::string argv0 = cmdline.substr(0, cmdline.find('\0'));
@@ -146,7 +150,12 @@ TEST_P(MpiReplayInterrupt, SignalEndsTheRunWithNothingLeft) {
   ASSERT_TRUE(wait_for([&] { return waitpid(c.pid, &status, WNOHANG) == c.pid; }, 10)) << "collmc did not exit";
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   const std::string out = read_all(c.output_path);
-  EXPECT_LT(seconds, 2.5) << out;
+#ifdef COLLMC_SANITIZED_BUILD
+  const double bound = 6;  // ASan + UBSan slow collmc's own teardown several times over
+#else
+  const double bound = 2.5;
+#endif
+  EXPECT_LT(seconds, bound) << out;
   ASSERT_TRUE(WIFEXITED(status)) << out;
   EXPECT_EQ(WEXITSTATUS(status), 128 + sig) << out;
   EXPECT_NE(out.find("INTERRUPTED"), std::string::npos) << out;

@@ -139,24 +139,32 @@ std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) co
   const auto& comm = world_.comms[w.comm];
   std::string out;
   std::vector<std::string> missing;
+  size_t unlisted = 0;  // members waited for past kMaxListedWaitTargets
+  auto miss = [&](int m) {
+    if (missing.size() == kMaxListedWaitTargets) {
+      ++unlisted;
+      return;
+    }
+    missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
+  };
   switch (w.kind) {
     case WaitKind::HostSlot:
       out = "waits for host slot " + std::to_string(w.slot) + " of " + comm.name;
       for (int m : comm.members) {
         const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))];
-        if (ms.host_issued <= w.slot) missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
+        if (ms.host_issued <= w.slot) miss(m);
       }
       break;
     case WaitKind::Connect:
       out = "waits in the runtime connect of " + comm.name + " (its first non-symmetric collective)";
       for (int m : comm.members) {
         const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))];
-        if (!(ms.flags & kConnectReached)) missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
+        if (!(ms.flags & kConnectReached)) miss(m);
       }
       break;
     case WaitKind::P2pConnect:
       out = "waits in the runtime connect with rank " + std::to_string(w.peer) + " on " + comm.name;
-      missing.push_back("rank " + std::to_string(w.peer) + " (" + where_is(s, static_cast<int>(w.peer)) + ")");
+      miss(static_cast<int>(w.peer));
       break;
     case WaitKind::DevDone:
       out = "waits for its device slot " + std::to_string(w.slot) + " of " + comm.name + " to complete";
@@ -164,26 +172,26 @@ std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) co
     case WaitKind::P2pHost:
       out = std::string("waits for the matching ") + (w.dir == 0 ? "recv" : "send") + " of rank " +
             std::to_string(w.peer);
-      missing.push_back("rank " + std::to_string(w.peer) + " (" + where_is(s, static_cast<int>(w.peer)) + ")");
+      miss(static_cast<int>(w.peer));
       break;
     case WaitKind::StoreKey:
       break;  // above
     case WaitKind::P2pAny:
       out = "waits for a message from any rank of " + comm.name + " (MPI_ANY_SOURCE)";
-      for (int m : comm.members) missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
+      for (int m : comm.members) miss(m);
       break;
     case WaitKind::Teardown:
       out = "waits for every member to destroy " + comm.name + " (it is connected)";
       for (int m : comm.members) {
         const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))];
-        if (!(ms.flags & (kDestroyed | kAborted)))
-          missing.push_back("rank " + std::to_string(m) + " (" + where_is(s, m) + ")");
+        if (!(ms.flags & (kDestroyed | kAborted))) miss(m);
       }
       break;
   }
   if (!missing.empty()) {
     out += "; not there: ";
     for (size_t i = 0; i < missing.size(); ++i) out += (i ? ", " : "") + missing[i];
+    if (unlisted) out += " and " + std::to_string(unlisted) + " more";
   }
   return out;
 }
@@ -246,9 +254,14 @@ std::vector<BlockedCall> Semantics::blocked(const State& s) const {
           break;
         }
         std::vector<std::string> missing;
+        size_t unlisted = 0;  // members waited for past kMaxListedWaitTargets
         if (p.kind == PartKind::Collective) {
           for (int m : world_.comms[p.comm].members)
             if (m != r && !running_part(s, m, PartKind::Collective, p.comm, p.slot, -1)) {
+              if (missing.size() == kMaxListedWaitTargets) {
+                ++unlisted;
+                continue;
+              }
               const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, p.comm))];
               missing.push_back("rank " + std::to_string(m) +
                                 ((ms.flags & kAborted)    ? " (aborted the comm)"
@@ -270,6 +283,7 @@ std::vector<BlockedCall> Semantics::blocked(const State& s) const {
         if (!missing.empty()) {
           b.reason += ", waits for ";
           for (size_t i = 0; i < missing.size(); ++i) b.reason += (i ? ", " : "") + missing[i];
+          if (unlisted) b.reason += " and " + std::to_string(unlisted) + " more";
         }
         break;
       }
@@ -294,24 +308,27 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
   auto member = [&](int rank, int comm) -> const MemberState& {
     return s.ranks[static_cast<size_t>(rank)].members[static_cast<size_t>(local_index(rank, comm))];
   };
+  // A wait on the members of a comm depends on at most kMaxListedWaitTargets of them (the first
+  // in member order): a 16k-rank knot otherwise has billions of edges.
+  auto on_members = [&](WaitDependency& d, int comm, auto&& waits_for) {
+    size_t listed = 0;
+    for (int m : world_.comms[static_cast<size_t>(comm)].members) {
+      if (!waits_for(m)) continue;
+      if (listed++ == kMaxListedWaitTargets) break;
+      d.target_rank = m;
+      out.push_back(d);
+    }
+  };
   auto on_host_slot = [&](WaitDependency d, int comm, uint32_t slot) {
     d.comm = comm;
     d.slot = static_cast<int>(slot);
     d.label = "host slot " + std::to_string(slot) + " of " + world_.comm_name(comm);
-    for (int m : world_.comms[static_cast<size_t>(comm)].members)
-      if (member(m, comm).host_issued <= slot) {
-        d.target_rank = m;
-        out.push_back(d);
-      }
+    on_members(d, comm, [&](int m) { return member(m, comm).host_issued <= slot; });
   };
   auto on_connect = [&](WaitDependency d, int comm) {
     d.comm = comm;
     d.label = "connect of " + world_.comm_name(comm);
-    for (int m : world_.comms[static_cast<size_t>(comm)].members)
-      if (!(member(m, comm).flags & kConnectReached)) {
-        d.target_rank = m;
-        out.push_back(d);
-      }
+    on_members(d, comm, [&](int m) { return !(member(m, comm).flags & kConnectReached); });
   };
   auto on_own_streams = [&](WaitDependency d, int rank, int only_stream, int only_comm, const std::string& label) {
     const auto& rs = s.ranks[static_cast<size_t>(rank)];
@@ -361,20 +378,12 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
             // Any member may send: the thread depends on each of them.
             d.comm = w.comm;
             d.label = "recv from any rank on " + world_.comm_name(w.comm);
-            for (int m : world_.comms[w.comm].members)
-              if (m != r) {
-                d.target_rank = m;
-                out.push_back(d);
-              }
+            on_members(d, w.comm, [&](int m) { return m != r; });
             break;
           case WaitKind::Teardown:
             d.comm = w.comm;
             d.label = "destroy of " + world_.comm_name(w.comm);
-            for (int m : world_.comms[w.comm].members)
-              if (!(member(m, w.comm).flags & (kDestroyed | kAborted))) {
-                d.target_rank = m;
-                out.push_back(d);
-              }
+            on_members(d, w.comm, [&](int m) { return !(member(m, w.comm).flags & (kDestroyed | kAborted)); });
             break;
           case WaitKind::StoreKey:
             d.label = "host store key \"" + world_.keys[w.slot] + "\"";
@@ -444,8 +453,10 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
         d.slot = static_cast<int>(p.slot);
         if (p.kind == PartKind::Collective) {
           d.label = "device slot " + std::to_string(p.slot) + " of " + world_.comm_name(p.comm);
+          size_t listed = 0;
           for (int m : world_.comms[p.comm].members) {
             if (m == r || running_part(s, m, PartKind::Collective, p.comm, p.slot, -1)) continue;
+            if (listed++ == kMaxListedWaitTargets) break;
             d.target_rank = m;
             d.target_stream = stream_of(m, PartKind::Collective, p.comm, p.slot, -1);
             out.push_back(d);

@@ -18,7 +18,12 @@ void PersistentSetReduction::enabled(const State& s, std::vector<Step>& out, int
   std::vector<Step> all;  // every step looked at, for when no persistent subset exists
   std::vector<char> live_enabled;
   std::vector<Step> best;
+  int since_best = 0;  // ranks looked at after the first qualifying rank
   for (int i = 0; i < ranks; ++i) {
+    // A qualifying rank with several steps is a persistent set already; a singleton is only looked
+    // for among the next kSingletonLookahead ranks, so that a world where every rank sits at a choice
+    // costs O(1) ranks per state, not O(W) (docs/REDUCTION.md).
+    if (!best.empty() && ++since_best > kSingletonLookahead) break;
     const int r = (first_rank + i) % ranks;
     host.clear();
     completions.clear();
@@ -31,8 +36,10 @@ void PersistentSetReduction::enabled(const State& s, std::vector<Step>& out, int
         return;
       }
     }
-    all.insert(all.end(), host.begin(), host.end());
-    all.insert(all.end(), completions.begin(), completions.end());
+    if (best.empty()) {  // `all` is used only when no rank qualifies
+      all.insert(all.end(), host.begin(), host.end());
+      all.insert(all.end(), completions.begin(), completions.end());
+    }
     if (host.empty()) continue;
     // A receive from any rank (MatchAny) may also take a send that another rank has yet to issue: its
     // rank's steps are no persistent set; the other ranks' steps commute with it (a later match still can).

@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cstdio>
 #include <deque>
+#include <utility>
 
+#include "state_tree.h"
 #include "visited_set.h"
 
 namespace collmc::checker {
@@ -92,12 +94,12 @@ State replay(const NextState& system, const std::vector<Step>& path) {
 SearchResult depth_first(const NextState& system, const SearchOptions& options) {
   SearchResult result;
   Monitor monitor(options, result);
-  VisitedSet visited;
-  // A state with a choice (kept in the visited set, rebuilt from its bytes on return): its steps not
-  // yet explored, and where the path stood.
+  StateTree visited;
+  // A state with a choice: its steps, how many were taken, where the path stood, and the undo mark
+  // that restores the state (the search changes one State in place and undoes steps on return).
   struct Frame {
     std::vector<Step> steps;
-    uint32_t state = 0;
+    State::Mark mark;
     size_t taken = 0;
     size_t path_length = 0;
   };
@@ -105,13 +107,14 @@ SearchResult depth_first(const NextState& system, const SearchOptions& options) 
   std::vector<Step> path;
   std::vector<Step> steps;
   uint64_t frame_steps = 0;
+  State cur = system.initial();
   auto memory = [&]() {
     return visited.memory_bytes() + path.capacity() * sizeof(Step) + frames.capacity() * sizeof(Frame) +
-           frame_steps * sizeof(Step);
+           frame_steps * sizeof(Step) + cur.ranks.journal_size() * sizeof(RankState) +
+           cur.comms.journal_size() * sizeof(CommState);
   };
   auto& stats = result.stats;
 
-  State cur = system.initial();
   int last_rank = 0;
   while (true) {
     ++stats.states;
@@ -127,7 +130,7 @@ SearchResult depth_first(const NextState& system, const SearchOptions& options) 
     if (steps.empty()) {
       if (!system.is_final(cur)) {
         result.schedule = path;
-        result.end_state = std::move(cur);
+        result.end_state = State(std::as_const(cur));
         return monitor.finish(model::Verdict::Deadlock, visited.size(), memory());
       }
       backtrack = true;
@@ -143,33 +146,30 @@ SearchResult depth_first(const NextState& system, const SearchOptions& options) 
       path.push_back(steps.front());
       last_rank = steps.front().rank;
       continue;
+    } else if (!visited.insert(cur)) {
+      backtrack = true;
     } else {
-      auto [id, inserted] = visited.insert(encode_state(cur));
-      if (!inserted) {
-        backtrack = true;
-      } else {
-        // Every step is tried before any is followed, so that a violation one step away is reported
-        // here, as the first of them in order; the first successor is the one followed.
-        State first;
-        for (size_t i = 0; i < steps.size(); ++i) {
-          ++stats.transitions;
-          State next = cur;
-          if (auto violation = system.apply(next, steps[i])) {
-            result.schedule = path;
-            result.schedule.push_back(steps[i]);
-            result.violation = std::move(violation);
-            result.end_state = std::move(cur);
-            return monitor.finish(result.violation->verdict, visited.size(), memory());
-          }
-          if (i == 0) first = std::move(next);
+      // Every step is tried before any is followed, so that a violation one step away is reported
+      // here, as the first of them in order; the first successor is the one followed.
+      const State::Mark mark = cur.checkpoint();
+      for (size_t i = 0; i < steps.size(); ++i) {
+        ++stats.transitions;
+        auto violation = system.apply(cur, steps[i]);
+        cur.undo(mark);
+        if (violation) {
+          result.schedule = path;
+          result.schedule.push_back(steps[i]);
+          result.violation = std::move(violation);
+          result.end_state = State(std::as_const(cur));
+          return monitor.finish(result.violation->verdict, visited.size(), memory());
         }
-        frame_steps += steps.size();
-        frames.push_back(Frame{steps, id, 1, path.size()});
-        path.push_back(steps.front());
-        last_rank = steps.front().rank;
-        cur = std::move(first);
-        continue;
       }
+      frame_steps += steps.size();
+      frames.push_back(Frame{steps, mark, 1, path.size()});
+      path.push_back(steps.front());
+      last_rank = steps.front().rank;
+      system.apply(cur, steps.front());  // tried above: not a violation
+      continue;
     }
     if (backtrack)
       while (!frames.empty() && frames.back().taken == frames.back().steps.size()) {
@@ -181,7 +181,7 @@ SearchResult depth_first(const NextState& system, const SearchOptions& options) 
     path.resize(f.path_length);
     path.push_back(f.steps[f.taken]);
     last_rank = f.steps[f.taken].rank;
-    cur = decode_state(visited.bytes(f.state));
+    cur.undo(f.mark);
     system.apply(cur, f.steps[f.taken]);  // tried when the frame was made: not a violation
     ++f.taken;
   }

@@ -1,7 +1,9 @@
-// Byte encoding of states: LEB128 varints, every vector prefixed by its length.
-#include <stdexcept>
+// Byte encoding of states: LEB128 varints, every vector prefixed by its length. A state's encoding
+// is its ranks', comms' and store keys' encodings in sequence (each list prefixed by its length), so
+// the depth-first search's visited set can encode the parts one at a time (state_codec.h).
+#include "state_codec.h"
 
-#include "collmc/checker/state.h"
+#include <stdexcept>
 
 namespace collmc::checker {
 
@@ -9,18 +11,25 @@ namespace {
 
 class Writer {
  public:
+  explicit Writer(std::string& out) : out_(out) {}
   void u(uint64_t v) {
+    if (v < 0x80) {  // most fields: one byte
+      out_.push_back(static_cast<char>(v));
+      return;
+    }
+    char buf[10];
+    size_t n = 0;
     while (v >= 0x80) {
-      out_.push_back(static_cast<char>((v & 0x7f) | 0x80));
+      buf[n++] = static_cast<char>((v & 0x7f) | 0x80);
       v >>= 7;
     }
-    out_.push_back(static_cast<char>(v));
+    buf[n++] = static_cast<char>(v);
+    out_.append(buf, n);
   }
   void i(int64_t v) { u(static_cast<uint64_t>((v << 1) ^ (v >> 63))); }
-  std::string take() { return std::move(out_); }
 
  private:
-  std::string out_;
+  std::string& out_;
 };
 
 class Reader {
@@ -53,13 +62,13 @@ class Reader {
 };
 
 template <class T, class F>
-void write_vec(Writer& w, const std::vector<T>& v, F&& f) {
+void write_vec(Writer& w, const T& v, F&& f) {
   w.u(v.size());
   for (const auto& x : v) f(x);
 }
 
 template <class T, class F>
-void read_vec(Reader& r, std::vector<T>& v, F&& f) {
+void read_vec(Reader& r, T& v, F&& f) {
   uint64_t n = r.u();
   v.resize(n);
   for (auto& x : v) f(x);
@@ -76,84 +85,107 @@ void read_position(Reader& r, ControlPosition& p) {
   read_vec(r, p.done, [&](uint64_t& d) { d = r.u(); });
 }
 
-}  // namespace
-
-std::string encode_state(const State& s) {
-  Writer w;
-  write_vec(w, s.ranks, [&](const RankState& rk) {
-    write_vec(w, rk.threads, [&](const ThreadState& t) {
-      write_position(w, t);
-      write_vec(w, t.waits, [&](const Wait& wt) {
-        w.u(static_cast<uint64_t>(wt.kind));
-        w.u(wt.dir);
-        w.u(wt.comm);
-        w.u(wt.peer);
-        w.u(wt.slot);
-        w.u(wt.call);
-        w.u(wt.count);
-      });
-    });
-    write_vec(w, rk.streams, [&](const std::vector<StreamEntry>& st) {
-      write_vec(w, st, [&](const StreamEntry& e) {
-        w.u(e.seq);
-        write_vec(w, e.parts, [&](const DevicePart& p) {
-          w.u(p.call);
-          w.u(p.comm);
-          w.u(static_cast<uint64_t>(p.kind));
-          w.u(p.symmetric);
-          w.u(p.done);
-          w.u(p.peer);
-          w.u(p.slot);
-          w.u(p.count);
-        });
-      });
-    });
-    write_vec(w, rk.members, [&](const MemberState& m) {
-      w.u(m.host_issued);
-      w.u(m.dev_issued);
-      w.u(m.flags);
-    });
-    write_vec(w, rk.windows, [&](const WindowState& x) {
-      w.u(x.comm);
-      w.u(x.buffer);
-      w.u(x.flag);
-      w.u(x.count);
-    });
-    write_vec(w, rk.p2p, [&](const P2pState& x) {
-      w.u(x.comm);
-      w.u(x.peer);
-      w.u(x.sends);
-      w.u(x.recvs);
-      w.u(x.connect_reached);
-      w.u(x.signals);
-      w.u(x.signals_taken);
-    });
-    write_vec(w, rk.buffers, [&](const BufferState& b) {
-      w.u(b.alloc_call);
-      w.u(b.freed);
-    });
-    w.u(rk.next_seq);
+// Where a thread is: its control position and the waits it blocks on.
+void write_thread(Writer& w, const ThreadState& t) {
+  write_position(w, t);
+  write_vec(w, t.waits, [&](const Wait& wt) {
+    w.u(static_cast<uint64_t>(wt.kind));
+    w.u(wt.dir);
+    w.u(wt.comm);
+    w.u(wt.peer);
+    w.u(wt.slot);
+    w.u(wt.call);
+    w.u(wt.count);
   });
+}
+
+void write_rank(Writer& w, const RankState& rk) {
+  write_vec(w, rk.threads, [&](const ThreadState& t) { write_thread(w, t); });
+  write_vec(w, rk.streams, [&](const std::vector<StreamEntry>& st) {
+    write_vec(w, st, [&](const StreamEntry& e) {
+      w.u(e.seq);
+      write_vec(w, e.parts, [&](const DevicePart& p) {
+        w.u(p.call);
+        w.u(p.comm);
+        w.u(static_cast<uint64_t>(p.kind));
+        w.u(p.symmetric);
+        w.u(p.done);
+        w.u(p.peer);
+        w.u(p.slot);
+        w.u(p.count);
+      });
+    });
+  });
+  write_vec(w, rk.members, [&](const MemberState& m) {
+    w.u(m.host_issued);
+    w.u(m.dev_issued);
+    w.u(m.flags);
+  });
+  write_vec(w, rk.windows, [&](const WindowState& x) {
+    w.u(x.comm);
+    w.u(x.buffer);
+    w.u(x.flag);
+    w.u(x.count);
+  });
+  write_vec(w, rk.p2p, [&](const P2pState& x) {
+    w.u(x.comm);
+    w.u(x.peer);
+    w.u(x.sends);
+    w.u(x.recvs);
+    w.u(x.connect_reached);
+    w.u(x.signals);
+    w.u(x.signals_taken);
+  });
+  write_vec(w, rk.buffers, [&](const BufferState& b) {
+    w.u(b.alloc_call);
+    w.u(b.freed);
+  });
+  w.u(rk.next_seq);
+}
+
+void write_comm(Writer& w, const CommState& c) {
   auto slot = [&](const OpenSlot& o) {
     w.u(o.call);
     w.u(o.arrived);
     w.u(o.count);
     w.u(o.symmetric);
-    write_vec(w, o.split_children, [&](const std::pair<uint16_t, int16_t>& c) {
-      w.u(c.first);
-      w.i(c.second);
+    write_vec(w, o.split_children, [&](const std::pair<uint16_t, int16_t>& ch) {
+      w.u(ch.first);
+      w.i(ch.second);
     });
   };
-  write_vec(w, s.comms, [&](const CommState& c) {
-    w.u(c.connected);
-    w.u(c.torn_down);
-    w.u(c.host_base);
-    write_vec(w, c.host_open, slot);
-    w.u(c.dev_base);
-    write_vec(w, c.dev_open, slot);
-  });
+  w.u(c.connected);
+  w.u(c.torn_down);
+  w.u(c.host_base);
+  write_vec(w, c.host_open, slot);
+  w.u(c.dev_base);
+  write_vec(w, c.dev_open, slot);
+}
+
+}  // namespace
+
+void encode_rank(const RankState& rank, std::string& out) {
+  Writer w(out);
+  write_rank(w, rank);
+}
+
+void encode_comm(const CommState& comm, std::string& out) {
+  Writer w(out);
+  write_comm(w, comm);
+}
+
+void encode_store_key(uint32_t value, std::string& out) {
+  Writer w(out);
+  w.u(value);
+}
+
+std::string encode_state(const State& s) {
+  std::string out;
+  Writer w(out);
+  write_vec(w, s.ranks, [&](const RankState& rk) { write_rank(w, rk); });
+  write_vec(w, s.comms, [&](const CommState& c) { write_comm(w, c); });
   write_vec(w, s.store, [&](uint32_t v) { w.u(v); });
-  return w.take();
+  return out;
 }
 
 State decode_state(std::string_view bytes) {

@@ -36,14 +36,10 @@ bool reads_device(const Call& c, Profile profile) {
 }  // namespace
 
 Semantics::Semantics(const model::World& world) : world_(world), control_(compile_control(world)) {
-  local_.assign(static_cast<size_t>(world.ranks), std::vector<int>(world.comms.size(), -1));
+  // Comms are visited in id order, so every rank's list is sorted (local_index searches it).
   member_comms_.resize(static_cast<size_t>(world.ranks));
   for (const auto& c : world.comms)
-    for (int m : c.members) {
-      local_[static_cast<size_t>(m)][static_cast<size_t>(c.id)] =
-          static_cast<int>(member_comms_[static_cast<size_t>(m)].size());
-      member_comms_[static_cast<size_t>(m)].push_back(c.id);
-    }
+    for (int m : c.members) member_comms_[static_cast<size_t>(m)].push_back(c.id);
   reads_device_ahead_ = control_.lookahead([&](const ControlEdge& e) {
     if (e.kind == ControlEdge::Kind::Call)
       return reads_device(world_.calls[static_cast<size_t>(e.call)],

@@ -253,10 +253,11 @@ WaitForGraph build_wait_for_graph(const Semantics& semantics, const State& stuck
   const int ncomp = strong_components(g, out_edges, component);
   std::vector<std::vector<int>> members(static_cast<size_t>(ncomp));
   for (size_t n = 0; n < g.nodes.size(); ++n) members[static_cast<size_t>(component[n])].push_back(static_cast<int>(n));
+  std::vector<char> has_self_loop(g.nodes.size(), 0);
+  for (const auto& e : g.edges)
+    if (e.from == e.to) has_self_loop[static_cast<size_t>(e.from)] = 1;
   for (const auto& comp : members) {
-    bool self_loop = comp.size() == 1 && std::any_of(g.edges.begin(), g.edges.end(), [&](const WaitEdge& e) {
-                       return e.from == comp[0] && e.to == comp[0];
-                     });
+    const bool self_loop = comp.size() == 1 && has_self_loop[static_cast<size_t>(comp[0])];
     if (comp.size() < 2 && !self_loop) continue;
     const int comp_id = component[static_cast<size_t>(comp.front())];
     auto [cycle, cycle_edges] = pick_cycle(w, g, comp, comp_id, component, out_edges);

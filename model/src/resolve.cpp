@@ -73,9 +73,19 @@ class Resolver {
           std::string n = decl.name + "{";
           // Appended piece by piece: `"," + std::to_string(...)` here trips GCC 12's -Wrestrict false
           // positive at -O3 (a Release build).
-          for (size_t m = 0; m < c.members.size(); ++m) {
+          // Every member up to 64; past that (a data-parallel group of a 16k-rank job) the first eight,
+          // the last and the count, so that messages naming the comm stay short.
+          const size_t shown = c.members.size() <= 64 ? c.members.size() : 8;
+          for (size_t m = 0; m < shown; ++m) {
             if (m > 0) n += ',';
             n += std::to_string(c.members[m]);
+          }
+          if (shown < c.members.size()) {
+            n += ",...,";
+            n += std::to_string(c.members.back());
+            n += " (";
+            n += std::to_string(c.members.size());
+            n += " ranks)";
           }
           c.name = n + "}";
         } else {

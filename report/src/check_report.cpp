@@ -51,7 +51,10 @@ std::string stats_line(const SearchStats& s) {
   return std::to_string(s.states) + " states, " + std::to_string(s.transitions) + " transitions, depth " +
          std::to_string(s.max_depth) + ", " + fmt("%.3f", s.seconds) + " s, " + fmt("%.0f", s.states_per_second()) +
          " states/s, memory " + fmt("%.1f", static_cast<double>(s.memory_bytes) / (1 << 20)) + " MiB (peak RSS " +
-         fmt("%.1f", static_cast<double>(s.peak_rss_bytes) / (1 << 20)) + " MiB)";
+         fmt("%.1f", static_cast<double>(s.peak_rss_bytes) / (1 << 20)) + " MiB)" +
+         (s.stored ? ", " + std::to_string(s.stored) + " stored, " + fmt("%.0f", s.bytes_per_stored_state()) +
+                         " bytes per stored state"
+                   : std::string());
 }
 
 nlohmann::ordered_json wait_for_json(const WaitForGraph& g) {
@@ -196,6 +199,8 @@ std::string json_report(const CheckResult& r) {
                      {"states_per_second", s.states_per_second()},
                      {"memory_bytes", s.memory_bytes},
                      {"peak_rss_bytes", s.peak_rss_bytes},
+                     {"stored", s.stored},
+                     {"bytes_per_stored_state", s.bytes_per_stored_state()},
                      {"search", r.options.shortest ? "bfs" : "dfs"},
                      {"reduction", r.options.reduction ? "persistent-sets" : "none"}};
   json comms = json::array();

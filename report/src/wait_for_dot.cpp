@@ -138,7 +138,6 @@ namespace {
 // typed by libgraphviz-dev's headers.
 struct Graphviz {
   decltype(&gvContext) context = nullptr;
-  decltype(&gvFreeContext) free_context = nullptr;
   decltype(&agread) read = nullptr;
   Agmemdisc_t* memory_discipline = nullptr;  // libcgraph's own
   Agiodisc_t* io_discipline = nullptr;
@@ -167,7 +166,6 @@ const Graphviz& graphviz() {
       return g;
     }
     bind(library, "gvContext", g.context, g.missing);
-    bind(library, "gvFreeContext", g.free_context, g.missing);
     bind(library, "agread", g.read, g.missing);
     bind(library, "AgMemDisc", g.memory_discipline, g.missing);
     bind(library, "AgIoDisc", g.io_discipline, g.missing);
@@ -270,26 +268,31 @@ std::string render_svg(const std::string& dot) {
   if (!gv.missing.empty()) throw std::runtime_error("cannot render SVG: " + gv.missing);
   graphviz_messages.clear();
   const agusererrf previous = gv.set_error_function(collect_graphviz_message);
-  std::unique_ptr<GVC_t, int (*)(GVC_t*)> context(gv.context(), gv.free_context);
+  // One context for the whole process, never freed: Graphviz's pango text plugin (libgvc6 2.42) keeps, in
+  // a static, a pointer to the last font name it measured, and that name belongs to the context's font
+  // cache; freeing the context and rendering again makes the plugin read freed memory (ASan,
+  // ReportSvg.SameAsTheDotProgram after an earlier rendering in the same process).
+  static GVC_t* const shared_context = gv.context();
+  GVC_t* const context = shared_context;
   Agiodisc_t from_memory = {read_dot, gv.io_discipline->putstr, gv.io_discipline->flush};
   Agdisc_t discipline = {gv.memory_discipline, &counted_ids, &from_memory};
   DotText text{dot};
   std::string svg, error;
-  if (!context) {
+  if (context == nullptr) {
     error = "cannot start Graphviz (gvContext)";
   } else if (std::unique_ptr<Agraph_t, int (*)(Agraph_t*)> graph(gv.read(&text, &discipline), gv.close); !graph) {
     error = "Graphviz cannot read the DOT" + graphviz_said();
-  } else if (gv.layout(context.get(), graph.get(), "dot") != 0) {
+  } else if (gv.layout(context, graph.get(), "dot") != 0) {
     error = "Graphviz's dot layout failed (is libgvc6's dot layout plugin installed?)" + graphviz_said();
   } else {
     char* data = nullptr;
     unsigned length = 0;
-    if (gv.render(context.get(), graph.get(), "svg", &data, &length) == 0 && data != nullptr)
+    if (gv.render(context, graph.get(), "svg", &data, &length) == 0 && data != nullptr)
       svg.assign(data, length);
     else
       error = "Graphviz's SVG rendering failed (is libgvc6's core plugin installed?)" + graphviz_said();
     gv.free_render(data);
-    gv.free_layout(context.get(), graph.get());
+    gv.free_layout(context, graph.get());
   }
   gv.set_error_function(previous);
   if (error.empty() && svg.find("<svg") == std::string::npos) error = "Graphviz wrote no SVG" + graphviz_said();

@@ -31,6 +31,10 @@ class PersistentSetReduction final : public NextState {
   std::optional<Violation> apply(State& s, const Step& step) const override { return inner_.apply(s, step); }
   bool is_final(const State& s) const override { return inner_.is_final(s); }
 
+  // Past the first rank whose steps form a persistent set, how many more ranks are looked at for
+  // one whose set is a single step (worlds of up to this many + 1 ranks look at every rank).
+  static constexpr int kSingletonLookahead = 64;
+
  private:
   const NextState& inner_;
   const IndependenceInfo& info_;

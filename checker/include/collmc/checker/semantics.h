@@ -1,6 +1,8 @@
 // The step relation of SEMANTICS.md, in one place: the only code that knows what a call does.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,12 @@ struct WaitDependency {
   int slot = -1;
   std::string label;
 };
+
+// A wait on many members (a host slot of a large comm, its connect, its teardown) names at most this
+// many of the members it waits for, the first in member order, in reports ("and N more") and in the
+// wait-for graph. What it says stays true, and a stuck state keeps its wait-for cycles: every member
+// named is itself stuck, so every stuck thread keeps an edge to a stuck thread or an ended rank.
+inline constexpr size_t kMaxListedWaitTargets = 16;
 
 class Semantics final : public NextState, public IndependenceInfo {
  public:
@@ -74,7 +82,13 @@ class Semantics final : public NextState, public IndependenceInfo {
   // Whether every wait of `thread` of `rank` holds.
   bool waits_hold(const State& s, int rank, const ThreadState& thread) const;
   bool wait_holds(const State& s, int rank, const Wait& w) const;
-  int local_index(int rank, int comm) const { return local_[static_cast<size_t>(rank)][static_cast<size_t>(comm)]; }
+  // The rank's local index of `comm` (its position among the rank's comms), or -1. A search of the
+  // rank's few comms, not a [rank][comm] table (W x comms entries: 0.5 GB at W = 16384).
+  int local_index(int rank, int comm) const {
+    const auto& comms = member_comms_[static_cast<size_t>(rank)];
+    const auto it = std::lower_bound(comms.begin(), comms.end(), comm);
+    return it != comms.end() && *it == comm ? static_cast<int>(it - comms.begin()) : -1;
+  }
 
  private:
   friend class Issuer;
@@ -111,7 +125,6 @@ class Semantics final : public NextState, public IndependenceInfo {
 
   const model::World& world_;
   ControlProgram control_;
-  std::vector<std::vector<int>> local_;         // [rank][comm] -> local index or -1
   std::vector<std::vector<int>> member_comms_;  // [rank] -> comm ids
   ControlLookahead reads_device_ahead_;         // a call that reads device work is still reachable
 };

@@ -147,11 +147,147 @@ struct CommState {
   bool operator==(const CommState&) const = default;
 };
 
+// A vector of sub-states (the ranks, the comms, the store keys of a State) that notes which elements
+// were handed out for writing. The depth-first search uses it twice: its visited set re-encodes only
+// the sub-states a step changed (state_tree.h shares unchanged ones between states), and it undoes
+// steps by restoring the few sub-states they changed instead of copying whole states. Reading through
+// a const State costs nothing extra; writing (any non-const access) notes the element. A copy is a
+// plain value with no tracking state.
+template <class T>
+class Tracked {
+ public:
+  static constexpr uint32_t kNoId = UINT32_MAX;
+  using value_type = T;
+  using const_iterator = typename std::vector<T>::const_iterator;
+
+  Tracked() = default;
+  Tracked(const Tracked& o) : v_(o.v_), ids_(o.v_.size(), kNoId), all_changed_(true) {}
+  Tracked& operator=(const Tracked& o) {
+    if (this != &o) {
+      v_ = o.v_;
+      reset_tracking();
+    }
+    return *this;
+  }
+  Tracked(Tracked&&) noexcept = default;
+  Tracked& operator=(Tracked&& o) noexcept {
+    v_ = std::move(o.v_);
+    reset_tracking();  // ids and changes described the other object's history
+    return *this;
+  }
+
+  size_t size() const { return v_.size(); }
+  bool empty() const { return v_.empty(); }
+  const T& operator[](size_t i) const { return v_[i]; }
+  T& operator[](size_t i) {
+    note(i);
+    return v_[i];
+  }
+  const_iterator begin() const { return v_.cbegin(); }
+  const_iterator end() const { return v_.cend(); }
+  // Writing through iterators notes every element (range-for calls begin() once).
+  typename std::vector<T>::iterator begin() {
+    for (size_t i = 0; i < v_.size(); ++i) note(i);
+    return v_.begin();
+  }
+  typename std::vector<T>::iterator end() { return v_.end(); }
+  void resize(size_t n) {
+    v_.resize(n);
+    reset_tracking();
+  }
+  void push_back(T x) {
+    v_.push_back(std::move(x));
+    reset_tracking();
+  }
+  const std::vector<T>& values() const { return v_; }
+  bool operator==(const Tracked& o) const { return v_ == o.v_; }
+
+  // --- for the search (search.cpp, state_tree.h) ---
+  // The id the visited set gave element `i`'s encoding, or kNoId when it changed since.
+  uint32_t id(size_t i) const { return ids_[i]; }
+  void set_id(size_t i, uint32_t id) { ids_[i] = id; }
+  // Elements whose id changed since clear_changed() (with repeats), unless all_changed().
+  const std::vector<uint32_t>& changed() const { return changed_; }
+  bool all_changed() const { return all_changed_; }
+  void clear_changed() {
+    changed_.clear();
+    all_changed_ = false;
+  }
+  // Undo: from a checkpoint on, the first write to an element after each checkpoint saves its value;
+  // undo(mark) restores every element written since the checkpoint that returned `mark`.
+  size_t checkpoint() {
+    if (!journaling_) {
+      journaling_ = true;
+      stamps_.assign(v_.size(), 0);
+    }
+    ++epoch_;
+    return journal_.size();
+  }
+  void undo(size_t mark) {
+    while (journal_.size() > mark) {
+      Saved& e = journal_.back();
+      v_[e.index] = std::move(e.value);
+      if (ids_[e.index] != e.id) {
+        ids_[e.index] = e.id;
+        changed_.push_back(e.index);
+      }
+      journal_.pop_back();
+    }
+    ++epoch_;  // a write after the undo is the first since every live checkpoint's view of it
+  }
+  size_t journal_size() const { return journal_.size(); }
+
+ private:
+  struct Saved {
+    uint32_t index;
+    uint32_t id;
+    T value;
+  };
+  void note(size_t i) {
+    if (journaling_ && stamps_[i] != epoch_) {
+      stamps_[i] = epoch_;
+      journal_.push_back(Saved{static_cast<uint32_t>(i), ids_[i], v_[i]});
+    }
+    if (ids_[i] != kNoId) {
+      changed_.push_back(static_cast<uint32_t>(i));
+      ids_[i] = kNoId;
+    }
+  }
+  void reset_tracking() {
+    ids_.assign(v_.size(), kNoId);
+    changed_.clear();
+    all_changed_ = true;
+    journaling_ = false;
+    journal_.clear();
+    stamps_.clear();
+  }
+
+  std::vector<T> v_;
+  std::vector<uint32_t> ids_;
+  std::vector<uint32_t> changed_;
+  bool all_changed_ = true;
+  bool journaling_ = false;
+  uint32_t epoch_ = 0;
+  std::vector<uint32_t> stamps_;  // [i]: the epoch element i was last saved in
+  std::vector<Saved> journal_;
+};
+
 struct State {
-  std::vector<RankState> ranks;
-  std::vector<CommState> comms;
-  std::vector<uint32_t> store;  // host store, by key id: 0 unset; else set (1) or the barrier arrivals
+  Tracked<RankState> ranks;
+  Tracked<CommState> comms;
+  Tracked<uint32_t> store;  // host store, by key id: 0 unset; else set (1) or the barrier arrivals
   bool operator==(const State&) const = default;
+
+  // Undo of the depth-first search (see Tracked): a checkpoint of all three parts, and back to it.
+  struct Mark {
+    size_t ranks = 0, comms = 0, store = 0;
+  };
+  Mark checkpoint() { return Mark{ranks.checkpoint(), comms.checkpoint(), store.checkpoint()}; }
+  void undo(const Mark& m) {
+    ranks.undo(m.ranks);
+    comms.undo(m.comms);
+    store.undo(m.store);
+  }
 };
 
 // Canonical encoding: equal states give equal bytes, and decode(encode(s)) == s.
