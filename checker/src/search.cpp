@@ -103,7 +103,8 @@ SearchResult depth_first(const NextState& system, const SearchOptions& options) 
     size_t taken = 0;
     size_t path_length = 0;
   };
-  std::vector<Frame> frames;
+  std::vector<Frame> frames;  // [0, open): the frames of the current path; the rest keep their storage
+  size_t open = 0;
   std::vector<Step> path;
   std::vector<Step> steps;
   uint64_t frame_steps = 0;
@@ -165,19 +166,24 @@ SearchResult depth_first(const NextState& system, const SearchOptions& options) 
         }
       }
       frame_steps += steps.size();
-      frames.push_back(Frame{steps, mark, 1, path.size()});
+      if (open == frames.size()) frames.emplace_back();
+      Frame& f = frames[open++];
+      f.steps.assign(steps.begin(), steps.end());
+      f.mark = mark;
+      f.taken = 1;
+      f.path_length = path.size();
       path.push_back(steps.front());
       last_rank = steps.front().rank;
       system.apply(cur, steps.front());  // tried above: not a violation
       continue;
     }
     if (backtrack)
-      while (!frames.empty() && frames.back().taken == frames.back().steps.size()) {
-        frame_steps -= frames.back().steps.size();
-        frames.pop_back();
+      while (open > 0 && frames[open - 1].taken == frames[open - 1].steps.size()) {
+        frame_steps -= frames[open - 1].steps.size();
+        --open;
       }
-    if (frames.empty()) return monitor.finish(model::Verdict::Safe, visited.size(), memory());
-    Frame& f = frames.back();
+    if (open == 0) return monitor.finish(model::Verdict::Safe, visited.size(), memory());
+    Frame& f = frames[open - 1];
     path.resize(f.path_length);
     path.push_back(f.steps[f.taken]);
     last_rank = f.steps[f.taken].rank;

@@ -233,32 +233,36 @@ class Tracked {
       stamps_.assign(v_.size(), 0);
     }
     ++epoch_;
-    return journal_.size();
+    return saved_;
   }
   void undo(size_t mark) {
-    while (journal_.size() > mark) {
-      Saved& e = journal_.back();
-      v_[e.index] = std::move(e.value);
+    while (saved_ > mark) {
+      Saved& e = journal_[--saved_];
+      v_[e.index] = e.value;  // a copy into the element's own storage: no allocation once warm
       if (ids_[e.index] != e.id) {
         ids_[e.index] = e.id;
         changed_.push_back(e.index);
       }
-      journal_.pop_back();
     }
     ++epoch_;  // a write after the undo is the first since every live checkpoint's view of it
   }
-  size_t journal_size() const { return journal_.size(); }
+  size_t journal_size() const { return saved_; }
 
  private:
   struct Saved {
-    uint32_t index;
-    uint32_t id;
-    T value;
+    uint32_t index = 0;
+    uint32_t id = 0;
+    T value{};
   };
   void note(size_t i) {
     if (journaling_ && stamps_[i] != epoch_) {
       stamps_[i] = epoch_;
-      journal_.push_back(Saved{static_cast<uint32_t>(i), ids_[i], v_[i]});
+      // Entries past saved_ are kept with their storage, so that saving reuses it.
+      if (saved_ == journal_.size()) journal_.emplace_back();
+      Saved& e = journal_[saved_++];
+      e.index = static_cast<uint32_t>(i);
+      e.id = ids_[i];
+      e.value = v_[i];
     }
     if (ids_[i] != kNoId) {
       changed_.push_back(static_cast<uint32_t>(i));
@@ -271,6 +275,7 @@ class Tracked {
     all_changed_ = true;
     journaling_ = false;
     journal_.clear();
+    saved_ = 0;
     stamps_.clear();
   }
 
@@ -281,7 +286,8 @@ class Tracked {
   bool journaling_ = false;
   uint32_t epoch_ = 0;
   std::vector<uint32_t> stamps_;  // [i]: the epoch element i was last saved in
-  std::vector<Saved> journal_;
+  std::vector<Saved> journal_;    // [0, saved_): the saved values, oldest first
+  size_t saved_ = 0;
 };
 
 struct State {
