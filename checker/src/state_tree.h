@@ -122,8 +122,9 @@ class StateTree {
       auto& table = nodes_[level];
       next_.clear();
       for (uint32_t j : dirty_) {
-        const uint32_t a = below[2 * j];
-        const uint32_t b = 2 * j + 1 < below.size() ? below[2 * j + 1] : kNone;
+        const size_t left = 2 * static_cast<size_t>(j);
+        const uint32_t a = below[left];
+        const uint32_t b = left + 1 < below.size() ? below[left + 1] : kNone;
         const uint64_t key = (static_cast<uint64_t>(a) << 32) | b;
         auto [it, inserted] = table.try_emplace(key, static_cast<uint32_t>(table.size()));
         if (level + 1 == levels_.size()) new_root_ = inserted;
