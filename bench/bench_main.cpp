@@ -168,20 +168,26 @@ int main(int argc, char** argv) {
   }
   // The README walkthrough's layout (TP 2, CP 2, EP 4, 2 optimizer instances; W = 8: TP 1, CP 1, EP 2)
   // with a training step's collectives, for every registration order and late-segment mode.
+  // The README walkthrough's Megatron-FSDP layout (TP 2, CP 2, EP 4; W = 8: TP 1, CP 1, EP 2), two
+  // distributed-optimizer instances, with a training step's collectives.
+  auto megatron_layout = [](int w, collmc::gen::RegistrationOrder order, collmc::gen::LateSegments late) {
+    collmc::gen::MegatronConfig m;
+    m.world = w;
+    m.tp = w == 8 ? 1 : 2;
+    m.cp = w == 8 ? 1 : 2;
+    m.ep = w == 8 ? 2 : 4;
+    m.dist_opt_instances = 2;
+    m.order = order;
+    m.late_segments = late;
+    m.collectives = true;
+    return m;
+  };
   std::vector<int> fsdp = quick ? std::vector<int>{8} : std::vector<int>{8, 16, 32, 64};
   for (int w : fsdp)
     for (auto order : {collmc::gen::RegistrationOrder::List, collmc::gen::RegistrationOrder::PerRank,
                        collmc::gen::RegistrationOrder::Sorted})
       for (auto late : {collmc::gen::LateSegments::None, collmc::gen::LateSegments::All}) {
-        collmc::gen::MegatronConfig m;
-        m.world = w;
-        m.tp = w == 8 ? 1 : 2;
-        m.cp = w == 8 ? 1 : 2;
-        m.ep = w == 8 ? 2 : 4;
-        m.dist_opt_instances = 2;
-        m.order = order;
-        m.late_segments = late;
-        m.collectives = true;
+        const collmc::gen::MegatronConfig m = megatron_layout(w, order, late);
         const char* order_name = order == collmc::gen::RegistrationOrder::List      ? "list"
                                  : order == collmc::gen::RegistrationOrder::PerRank ? "per-rank"
                                                                                     : "sorted";
@@ -192,30 +198,15 @@ int main(int argc, char** argv) {
   // Issue 13's scale and open-order families.
   for (int w = 64; w <= std::min(max_world, quick ? 256 : 16384); w *= 2)
     for (auto order : {collmc::gen::RegistrationOrder::Sorted, collmc::gen::RegistrationOrder::PerRank}) {
-      collmc::gen::MegatronConfig m;
-      m.world = w;
-      m.tp = 2;
-      m.cp = 2;
-      m.ep = 4;
-      m.dist_opt_instances = 2;
-      m.order = order;
-      m.late_segments = collmc::gen::LateSegments::All;
-      m.collectives = true;
+      const collmc::gen::MegatronConfig m = megatron_layout(w, order, collmc::gen::LateSegments::All);
       cases.push_back({order == collmc::gen::RegistrationOrder::Sorted ? "megatron-fsdp-sorted-scale"
                                                                        : "megatron-fsdp-per-rank-scale",
                        "W=" + std::to_string(w), collmc::gen::megatron_scenario(m), false});
     }
   for (int w : quick ? std::vector<int>{8} : std::vector<int>{8, 16, 32, 64, 128, 256, 1024}) {
     if (w > max_world) continue;
-    collmc::gen::MegatronConfig m;
-    m.world = w;
-    m.tp = w == 8 ? 1 : 2;
-    m.cp = w == 8 ? 1 : 2;
-    m.ep = w == 8 ? 2 : 4;
-    m.dist_opt_instances = 2;
-    m.order = collmc::gen::RegistrationOrder::PerRank;
-    m.late_segments = collmc::gen::LateSegments::All;
-    m.collectives = true;
+    const collmc::gen::MegatronConfig m =
+        megatron_layout(w, collmc::gen::RegistrationOrder::PerRank, collmc::gen::LateSegments::All);
     std::string text = collmc::gen::megatron_scenario(m);
     text.replace(text.find("expect deadlock"), 15, "expect safe");
     cases.push_back({"megatron-fsdp-per-rank-nb", "W=" + std::to_string(w),
