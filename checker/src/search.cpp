@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <deque>
+#include <stdexcept>
 #include <utility>
 
 #include "state_tree.h"
@@ -116,6 +117,11 @@ SearchResult depth_first(const NextState& system, const SearchOptions& options) 
   };
   auto& stats = result.stats;
 
+  // Applies a step of a frame: tried when the frame was made, or of a kind that is never a violation.
+  auto follow = [&](State& s, const Step& step) {
+    if (system.apply(s, step)) throw std::logic_error("a step found not to be a violation is one");
+  };
+
   int last_rank = 0;
   while (true) {
     ++stats.states;
@@ -125,10 +131,16 @@ SearchResult depth_first(const NextState& system, const SearchOptions& options) 
       return monitor.finish(model::Verdict::Inconclusive, visited.size(), memory());
     }
     steps.clear();
-    system.enabled(cur, steps, last_rank);
-    ++stats.expanded;
+    // A revisit found before its steps are computed: every step from it was taken when it was stored.
+    const bool revisit = visited.known_stored(cur);
+    if (!revisit) {
+      system.enabled(cur, steps, last_rank);
+      ++stats.expanded;
+    }
     bool backtrack = false;
-    if (steps.empty()) {
+    if (revisit) {
+      backtrack = true;
+    } else if (steps.empty()) {
       if (!system.is_final(cur)) {
         result.schedule = path;
         result.end_state = State(std::as_const(cur));
@@ -150,11 +162,13 @@ SearchResult depth_first(const NextState& system, const SearchOptions& options) 
     } else if (!visited.insert(cur)) {
       backtrack = true;
     } else {
-      // Every step is tried before any is followed, so that a violation one step away is reported
-      // here, as the first of them in order; the first successor is the one followed.
+      // Every step that may be a violation is tried before any is followed, so that a violation one
+      // step away is reported here, as the first of them in order; the first successor is the one
+      // followed.
       const State::Mark mark = cur.checkpoint();
       for (size_t i = 0; i < steps.size(); ++i) {
         ++stats.transitions;
+        if (!may_violate(steps[i].kind)) continue;
         auto violation = system.apply(cur, steps[i]);
         cur.undo(mark);
         if (violation) {
@@ -174,7 +188,7 @@ SearchResult depth_first(const NextState& system, const SearchOptions& options) 
       f.path_length = path.size();
       path.push_back(steps.front());
       last_rank = steps.front().rank;
-      system.apply(cur, steps.front());  // tried above: not a violation
+      follow(cur, steps.front());
       continue;
     }
     if (backtrack)
@@ -188,7 +202,7 @@ SearchResult depth_first(const NextState& system, const SearchOptions& options) 
     path.push_back(f.steps[f.taken]);
     last_rank = f.steps[f.taken].rank;
     cur.undo(f.mark);
-    system.apply(cur, f.steps[f.taken]);  // tried when the frame was made: not a violation
+    follow(cur, f.steps[f.taken]);
     ++f.taken;
   }
 }

@@ -3,33 +3,48 @@
 // the depth-first search's visited set can encode the parts one at a time (state_codec.h).
 #include "state_codec.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace collmc::checker {
 
 namespace {
 
+// Appends to `out` through a raw pointer into room made ahead (a varint is at most 10 bytes), not a
+// push_back per byte: encoding is on the depth-first search's hot path. `out` holds exactly the bytes
+// written once the Writer is gone.
 class Writer {
  public:
-  explicit Writer(std::string& out) : out_(out) {}
+  explicit Writer(std::string& out) : out_(out) {
+    const size_t used = out_.size();
+    out_.resize(std::max(out_.capacity(), used + 64));
+    p_ = out_.data() + used;
+  }
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+  ~Writer() { out_.resize(static_cast<size_t>(p_ - out_.data())); }
   void u(uint64_t v) {
-    if (v < 0x80) {  // most fields: one byte
-      out_.push_back(static_cast<char>(v));
-      return;
-    }
-    char buf[10];
-    size_t n = 0;
+    // One load and one store of the position per call: the compiler must assume a char store may
+    // change any member, so the loop works on a local copy.
+    char* p = p_;
+    if (out_.data() + out_.size() - p < 10) p = grow(p);
     while (v >= 0x80) {
-      buf[n++] = static_cast<char>((v & 0x7f) | 0x80);
+      *p++ = static_cast<char>((v & 0x7f) | 0x80);
       v >>= 7;
     }
-    buf[n++] = static_cast<char>(v);
-    out_.append(buf, n);
+    *p++ = static_cast<char>(v);
+    p_ = p;
   }
   void i(int64_t v) { u(static_cast<uint64_t>((v << 1) ^ (v >> 63))); }
 
  private:
+  char* grow(char* p) {
+    const auto used = static_cast<size_t>(p - out_.data());
+    out_.resize(2 * out_.size());
+    return out_.data() + used;
+  }
   std::string& out_;
+  char* p_;  // the next byte to write; out_ is padded past it until the destructor trims it
 };
 
 class Reader {
@@ -183,10 +198,12 @@ void encode_store_key(uint32_t value, std::string& out) {
 
 std::string encode_state(const State& s) {
   std::string out;
-  Writer w(out);
-  write_vec(w, s.ranks, [&](const RankState& rk) { write_rank(w, rk); });
-  write_vec(w, s.comms, [&](const CommState& c) { write_comm(w, c); });
-  write_vec(w, s.store, [&](uint32_t v) { w.u(v); });
+  {
+    Writer w(out);
+    write_vec(w, s.ranks, [&](const RankState& rk) { write_rank(w, rk); });
+    write_vec(w, s.comms, [&](const CommState& c) { write_comm(w, c); });
+    write_vec(w, s.store, [&](uint32_t v) { w.u(v); });
+  }
   return out;
 }
 

@@ -9,6 +9,12 @@
 // Exact: leaf ids are given per distinct byte string (compared in full), node ids per distinct pair of
 // ids at their level, so two states get the same root id only when every part is equal. A state is
 // new exactly when its root pair is new at the top level.
+//
+// Small states (at most kFlatParts parts) skip the tree: the vector of leaf ids itself is the key of
+// one flat set (FixedWidthSet). A tree costs a table probe per changed node per level (about ten
+// cache-missing probes per state at 18 parts), the flat set one probe and one key compare; its
+// 4 * parts bytes per stored state are then no more than the tree's nodes. Exact for the same reason:
+// equal keys mean equal leaf ids, hence equal parts.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -16,6 +22,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -32,6 +39,56 @@ class StateTree {
   // object changed only through its parts' accessors (Tracked notes the writes); any other state is
   // rebuilt in full, which is correct but costs O(parts).
   bool insert(State& s) {
+    sync(s);
+    if (flat_)
+      insert_flat();
+    else
+      propagate();
+    return new_root_;
+  }
+
+  // True when `s` is certainly stored: what lets the search skip a revisited state's enabled steps.
+  // Only the flat set answers (a lookup there is one probe); a tree's lookup costs as much as an insert,
+  // so with more than kFlatParts parts this answers false without looking. The parts' encodings are
+  // brought up to date as insert does, so an insert of the same state right after costs little.
+  bool known_stored(State& s) {
+    if (s.ranks.size() + s.comms.size() + s.store.size() > kFlatParts) return false;
+    sync(s);
+    if (dirty_.empty() && key_stored_) return true;
+    dirty_.clear();  // key_stored_ now speaks for the current key
+    key_stored_ = flat_->contains(levels_[0].data());
+    return key_stored_;
+  }
+
+  size_t size() const { return stored_; }
+  size_t parts() const { return leaves_.size(); }
+  uint64_t memory_bytes() const {
+    uint64_t bytes = leaves_.memory_bytes() + (flat_ ? flat_->memory_bytes() : 0);
+    for (const auto& level : nodes_)
+      bytes += level.capacity() * (sizeof(uint64_t) + sizeof(uint32_t) + 1);  // slot and control byte
+    for (const auto& level : levels_) bytes += level.capacity() * sizeof(uint32_t);
+    return bytes;
+  }
+
+ private:
+  static constexpr uint32_t kNone = Tracked<int>::kNoId;
+  static constexpr size_t kFlatParts = 32;
+
+  template <class T, class Encode>
+  uint32_t leaf(Tracked<T>& part, size_t i, Encode&& encode) {
+    uint32_t id = part.id(i);
+    if (id == kNone) {
+      buf_.clear();
+      encode(i);
+      id = leaves_.insert(buf_).first;
+      part.set_id(i, id);
+    }
+    return id;
+  }
+
+  // Brings the leaf ids of levels_[0] up to date with `s` (dirty_: the level-1 nodes above changed
+  // leaves; for the flat set, non-empty when the key changed) and clears `s`'s change notes.
+  void sync(State& s) {
     const size_t n = s.ranks.size() + s.comms.size() + s.store.size();
     const bool full = bound_ != &s || s.ranks.all_changed() || s.comms.all_changed() || s.store.all_changed();
     if (full) {
@@ -45,37 +102,10 @@ class StateTree {
       update_part(s.comms, s.ranks.size(), [&](size_t i) { encode_comm(s.comms.values()[i], buf_); });
       update_part(s.store, s.ranks.size() + s.comms.size(),
                   [&](size_t i) { encode_store_key(s.store.values()[i], buf_); });
-      propagate();
     }
     s.ranks.clear_changed();
     s.comms.clear_changed();
     s.store.clear_changed();
-    return new_root_;
-  }
-
-  size_t size() const { return stored_; }
-  size_t parts() const { return leaves_.size(); }
-  uint64_t memory_bytes() const {
-    uint64_t bytes = leaves_.memory_bytes();
-    for (const auto& level : nodes_)
-      bytes += level.capacity() * (sizeof(uint64_t) + sizeof(uint32_t) + 1);  // slot and control byte
-    for (const auto& level : levels_) bytes += level.capacity() * sizeof(uint32_t);
-    return bytes;
-  }
-
- private:
-  static constexpr uint32_t kNone = Tracked<int>::kNoId;
-
-  template <class T, class Encode>
-  uint32_t leaf(Tracked<T>& part, size_t i, Encode&& encode) {
-    uint32_t id = part.id(i);
-    if (id == kNone) {
-      buf_.clear();
-      encode(i);
-      id = leaves_.insert(buf_).first;
-      part.set_id(i, id);
-    }
-    return id;
   }
 
   template <class T, class Encode>
@@ -98,6 +128,12 @@ class StateTree {
     for (size_t i = 0; i < s.store.size(); ++i)
       levels_[0][s.ranks.size() + s.comms.size() + i] =
           leaf(s.store, i, [&](size_t k) { encode_store_key(s.store.values()[k], buf_); });
+    if (n <= kFlatParts) {
+      if (!flat_) flat_ = std::make_unique<FixedWidthSet>(n);
+      dirty_.assign(1, 0);
+      key_stored_ = false;
+      return;
+    }
     // Every level halves the one below, down to one node (at least one level of nodes).
     size_t width = n;
     do {
@@ -107,7 +143,14 @@ class StateTree {
     if (nodes_.size() < levels_.size()) nodes_.resize(levels_.size());
     dirty_.clear();
     for (size_t j = 0; j < levels_[1].size(); ++j) dirty_.push_back(static_cast<uint32_t>(j));
-    propagate();
+  }
+
+  // The flat set's insert: the leaf ids are the key (dirty_ empty: the same key as the last one
+  // stored or looked up, and key_stored_ says which).
+  void insert_flat() {
+    new_root_ = !(dirty_.empty() && key_stored_) && flat_->insert(levels_[0].data());
+    key_stored_ = true;
+    if (new_root_) ++stored_;
   }
 
   // Recomputes the nodes above the changed children, level by level (dirty_: indices at level 1).
@@ -139,12 +182,14 @@ class StateTree {
   }
 
   VisitedSet leaves_;
+  std::unique_ptr<FixedWidthSet> flat_;        // set when the states have at most kFlatParts parts
   std::vector<std::vector<uint32_t>> levels_;  // [0]: the current state's leaf ids; then node ids; last: root
   std::vector<absl::flat_hash_map<uint64_t, uint32_t>> nodes_;  // [level]: (left, right) -> node id
   const State* bound_ = nullptr;
   std::string buf_;
   std::vector<uint32_t> dirty_, next_;
   bool new_root_ = false;
+  bool key_stored_ = false;  // flat set: levels_[0] as it stands is stored
   size_t stored_ = 0;
 };
 

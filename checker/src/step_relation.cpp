@@ -228,25 +228,24 @@ bool Semantics::guard_holds(const State& s, int rank, const Call& c, std::string
   switch (model::op_class(c.kind, world_.profile_of(c))) {
     case OpClass::DeviceSync:
     case OpClass::LocalAfterSync: {
-      bool ok = true;
-      std::string what;
+      // The message is built only when asked for: this runs for every enabled-step query.
       if (c.kind == OpKind::SyncStream) {
-        ok = rs.streams[static_cast<size_t>(c.stream)].empty();
-        what = "stream " + world_.streams[static_cast<size_t>(c.stream)] + " to drain";
+        if (rs.streams[static_cast<size_t>(c.stream)].empty()) return true;
+        if (why) *why = "waits for stream " + world_.streams[static_cast<size_t>(c.stream)] + " to drain";
       } else if (c.kind == OpKind::Finalize || c.kind == OpKind::Destroy) {
-        ok = !has_part(rs, c.comm);
-        what = "its device work on " + world_.comm_name(c.comm) + " to drain";
+        if (!has_part(rs, c.comm)) return true;
+        if (why) *why = "waits for its device work on " + world_.comm_name(c.comm) + " to drain";
       } else if (c.kind == OpKind::CudaFree && world_.process_of(rank) >= 0) {
         // cudaFree stalls behind the work of every device its process drives (see process_devices_idle).
-        ok = process_devices_idle(s, rank);
-        what = "every stream of every device of process " +
-               world_.processes[static_cast<size_t>(world_.process_of(rank))].name + " to drain";
+        if (process_devices_idle(s, rank)) return true;
+        if (why)
+          *why = "waits for every stream of every device of process " +
+                 world_.processes[static_cast<size_t>(world_.process_of(rank))].name + " to drain";
       } else {
-        ok = streams_empty(rs);
-        what = "every stream of the device to drain";
+        if (streams_empty(rs)) return true;
+        if (why) *why = "waits for every stream of the device to drain";
       }
-      if (!ok && why) *why = "waits for " + what;
-      return ok;
+      return false;
     }
     default:
       return true;
@@ -380,6 +379,7 @@ std::optional<Violation> Semantics::apply_match_any(State& s, const Step& step) 
 
 std::optional<Violation> Semantics::apply(State& s, const Step& step) const {
   if (step.kind == StepKind::MatchAny) return apply_match_any(s, step);
+  // Choices, spawns and completions return no violation (may_violate in next_state.h).
   if (step.kind == StepKind::Complete) {
     for (int m : world_.comms[step.comm].members) complete_part(s, m, PartKind::Collective, step.comm, step.slot, -1);
     return std::nullopt;
@@ -441,29 +441,24 @@ void Semantics::pass_process_turn(State& s, int rank, bool group) const {
 
 std::vector<const StreamEntry*> Semantics::running_entries(const RankState& rs) const {
   std::vector<const StreamEntry*> out;
-  if (world_.knobs.stream_progress == model::StreamProgress::Serialized) {
-    uint32_t min_seq = UINT32_MAX;
-    for (const auto& st : rs.streams)
-      if (!st.empty()) min_seq = std::min(min_seq, st.front().seq);
-    for (const auto& st : rs.streams)
-      if (!st.empty() && st.front().seq == min_seq) out.push_back(&st.front());
-  } else {
-    for (const auto& st : rs.streams)
-      if (!st.empty()) out.push_back(&st.front());
-  }
+  find_running_entry(rs, [&](const StreamEntry& e) {
+    out.push_back(&e);
+    return false;
+  });
   return out;
 }
 
 bool Semantics::running_part(const State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const {
-  for (const StreamEntry* e : running_entries(s.ranks[static_cast<size_t>(rank)]))
-    for (const auto& p : e->parts)
+  return find_running_entry(s.ranks[static_cast<size_t>(rank)], [&](const StreamEntry& e) {
+    for (const auto& p : e.parts)
       if (!p.done && p.kind == kind && p.comm == comm && p.slot == slot && (peer < 0 || p.peer == peer)) return true;
-  return false;
+    return false;
+  });
 }
 
 void Semantics::device_steps(const State& s, int r, std::vector<Step>& out) const {
-  for (const StreamEntry* e : running_entries(s.ranks[static_cast<size_t>(r)])) {
-    for (const auto& p : e->parts) {
+  find_running_entry(s.ranks[static_cast<size_t>(r)], [&](const StreamEntry& e) {
+    for (const auto& p : e.parts) {
       if (p.done) continue;
       Step step;
       step.rank = static_cast<uint16_t>(r);
@@ -497,7 +492,8 @@ void Semantics::device_steps(const State& s, int r, std::vector<Step>& out) cons
         out.push_back(step);
       }
     }
-  }
+    return false;
+  });
 }
 
 void Semantics::complete_part(State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const {
@@ -523,14 +519,14 @@ void Semantics::drop_aborted_running(RankState& rs, int rank) const {
   };
   for (bool changed = true; changed;) {
     changed = false;
-    for (const StreamEntry* running : running_entries(rs)) {
-      auto& e = const_cast<StreamEntry&>(*running);
-      for (auto& p : e.parts)
+    find_running_entry(rs, [&](const StreamEntry& running) {
+      for (auto& p : const_cast<StreamEntry&>(running).parts)  // rs is ours to write
         if (!p.done && aborted(p)) {
           p.done = 1;
           changed = true;
         }
-    }
+      return false;
+    });
     for (auto& st : rs.streams)
       if (!st.empty() &&
           std::all_of(st.front().parts.begin(), st.front().parts.end(), [](const DevicePart& q) { return q.done; }))

@@ -22,6 +22,13 @@ enum class StepKind : uint8_t {
   MatchAny,      // `thread` of `rank`, in `recv COMM any`, takes send number `slot` of rank `peer` on `comm`
 };
 
+// Whether apply() of a step of this kind can return a violation (an invariant of every NextState,
+// asserted by the semantics): only a call's issue (where usage errors and mismatches are found) and a
+// wildcard receive's match can. A search need not try the other kinds for a violation.
+constexpr bool may_violate(StepKind kind) {
+  return kind == StepKind::Issue || kind == StepKind::IssueGroup || kind == StepKind::MatchAny;
+}
+
 struct Step {
   StepKind kind = StepKind::Issue;
   uint16_t rank = 0;  // the acting rank (the sender for CompletePair; the lowest member for Complete)

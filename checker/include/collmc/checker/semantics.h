@@ -123,6 +123,22 @@ class Semantics final : public NextState, public IndependenceInfo {
   bool connect_complete(const State& s, int comm) const;
   bool running_part(const State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const;
   std::vector<const StreamEntry*> running_entries(const RankState& rs) const;
+  // Calls `visit` on each running entry (the stream heads that may progress: every head, or with
+  // stream_progress = serialized the heads issued first) until it returns true; returns whether one
+  // did. What the enabled-step computation uses: no allocation.
+  template <class Visit>
+  bool find_running_entry(const RankState& rs, Visit&& visit) const {
+    uint32_t min_seq = 0;
+    const bool serialized = world_.knobs.stream_progress == model::StreamProgress::Serialized;
+    if (serialized) {
+      min_seq = UINT32_MAX;
+      for (const auto& st : rs.streams)
+        if (!st.empty()) min_seq = std::min(min_seq, st.front().seq);
+    }
+    for (const auto& st : rs.streams)
+      if (!st.empty() && (!serialized || st.front().seq == min_seq) && visit(st.front())) return true;
+    return false;
+  }
   // The host steps of `rank`'s threads, and the device completions `rank` stands for (a collective's
   // lowest member, a send/recv pair's sender).
   void host_steps(const State& s, int rank, std::vector<Step>& out) const;
