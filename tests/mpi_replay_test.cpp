@@ -124,7 +124,7 @@ TEST(MpiReplayRun, CrossOrderedWindowsHangIsConfirmedAndNothingOutlivesIt) {
   EXPECT_NE(replay::text_report(report).find("every rank in the call the model predicts"), std::string::npos);
   ASSERT_EQ(report.ranks.size(), 2u);
   for (const auto& r : report.ranks) {
-    EXPECT_EQ(r.status, "hung (killed)");
+    EXPECT_EQ(r.outcome, replay::RankOutcome::HungKilled);
     EXPECT_EQ(r.threads[0].state, replay::ThreadState::InCall);
     EXPECT_EQ(w.calls[static_cast<size_t>(r.threads[0].call)].kind, model::OpKind::Register);
   }
@@ -183,7 +183,7 @@ TEST(MpiReplayStore, ThreadsAndTheScheduleOrderCompleteThroughTheStore) {
   EXPECT_EQ(report.outcome, replay::Outcome::Completed) << replay::text_report(report);
   size_t timed = 0;
   for (const auto& r : report.ranks) {
-    EXPECT_EQ(r.status, "finished");
+    EXPECT_EQ(r.outcome, replay::RankOutcome::Finished);
     for (const auto& t : r.threads) EXPECT_EQ(t.state, replay::ThreadState::Finished);
     timed += r.calls.size();
   }
@@ -228,7 +228,7 @@ TEST(MpiReplayRun, CorrectProgramWithThreadsCompletes) {
   EXPECT_EQ(report.outcome, replay::Outcome::Completed) << replay::text_report(report);
   EXPECT_TRUE(report.agrees);
   for (const auto& r : report.ranks) {
-    EXPECT_EQ(r.status, "finished");
+    EXPECT_EQ(r.outcome, replay::RankOutcome::Finished);
     ASSERT_EQ(r.threads.size(), 2u);  // main and helper
     for (const auto& t : r.threads) EXPECT_EQ(t.state, replay::ThreadState::Finished);
     EXPECT_FALSE(r.calls.empty());

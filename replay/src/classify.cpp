@@ -109,7 +109,7 @@ void classify(const ReplayPlan& plan, bool hung, const char* backend, ReplayRepo
   for (const auto& r : report.ranks) {
     if (!r.error.empty() && error.empty()) error = "rank " + std::to_string(r.rank) + ": " + r.error;
     if (!r.note.empty()) split_note += "rank " + std::to_string(r.rank) + ": " + r.note;
-    if (!hung && r.status != "finished") died += (died.empty() ? "" : ", ") + std::to_string(r.rank);
+    if (!hung && r.outcome != RankOutcome::Finished) died += (died.empty() ? "" : ", ") + std::to_string(r.rank);
   }
   if (error.empty() && !died.empty()) error = "rank(s) " + died + " ended before finishing their program";
   if (!error.empty()) {

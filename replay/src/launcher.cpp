@@ -48,6 +48,26 @@ const char* thread_state_name(ThreadState s) {
   return "?";
 }
 
+const char* rank_outcome_name(RankOutcome o) {
+  switch (o) {
+    case RankOutcome::Finished:
+      return "finished";
+    case RankOutcome::Error:
+      return "error";
+    case RankOutcome::HungAborted:
+      return "hung (aborted)";
+    case RankOutcome::HungKilled:
+      return "hung (killed)";
+    case RankOutcome::HungKilledAfterAbort:
+      return "hung (killed after the abort)";
+    case RankOutcome::Killed:
+      return "killed";
+    case RankOutcome::NeverStarted:
+      return "never started";
+  }
+  return "?";
+}
+
 const char* launcher_name(LauncherKind kind) {
   switch (kind) {
     case LauncherKind::Local:
@@ -121,13 +141,15 @@ void fill_ranks(const SharedBlock& shared, bool hung, bool aborted_first, const 
   for (auto& rr : report.ranks) {
     const auto& slot = shared.ranks[rr.rank];
     const int status = slot.status.load();
-    rr.status = status == kFinishedOk ? "finished"
-                : status == kError    ? "error"
-                : status == kAborted  ? "hung (aborted)"
-                                      : "killed";
+    rr.outcome = status == kFinishedOk ? RankOutcome::Finished
+                 : status == kError    ? RankOutcome::Error
+                 : status == kAborted  ? RankOutcome::HungAborted
+                                       : RankOutcome::Killed;
     if (std::find(killed.begin(), killed.end(), rr.rank) != killed.end() && status != kFinishedOk && status != kError)
-      rr.status = !hung ? "killed" : aborted_first ? "hung (killed after the abort)" : "hung (killed)";
-    if (status == kRunning && !slot.attached.load()) rr.status = "never started";
+      rr.outcome = !hung           ? RankOutcome::Killed
+                   : aborted_first ? RankOutcome::HungKilledAfterAbort
+                                   : RankOutcome::HungKilled;
+    if (status == kRunning && !slot.attached.load()) rr.outcome = RankOutcome::NeverStarted;
     if (status == kError) rr.error = slot.error;
     rr.note = slot.note;
     rr.setup_seconds = slot.setup_seconds;

@@ -38,8 +38,8 @@ std::string text_report(const ReplayReport& r) {
     out << "\n";
   }
   for (const auto& rank : r.ranks) {
-    std::snprintf(buf, sizeof buf, "  rank %d: %s, communicators created in %.3f s", rank.rank, rank.status.c_str(),
-                  rank.setup_seconds);
+    std::snprintf(buf, sizeof buf, "  rank %d: %s, communicators created in %.3f s", rank.rank,
+                  rank_outcome_name(rank.outcome), rank.setup_seconds);
     out << buf << "\n";
     for (const auto& t : rank.threads) {
       out << "    " << t.name << ": " << thread_state_name(t.state);
@@ -83,7 +83,7 @@ std::string json_report(const ReplayReport& r) {
     json calls = json::array();
     for (const auto& c : rank.calls) calls.push_back({{"call", c.call}, {"seconds", c.seconds}});
     ranks.push_back({{"rank", rank.rank},
-                     {"status", rank.status},
+                     {"status", rank_outcome_name(rank.outcome)},
                      {"error", rank.error},
                      {"note", rank.note},
                      {"setup_seconds", rank.setup_seconds},

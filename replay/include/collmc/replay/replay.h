@@ -59,9 +59,16 @@ struct ThreadReport {
 // How a hang was declared.
 enum class HangRule { None, Predicted, NoProgress };
 
+// How a rank process ended. HungAborted: its calls returned after the replay aborted the hung comms;
+// HungKilled / HungKilledAfterAbort: killed at the hang, without / despite an abort first; Killed:
+// killed although the run was not declared hung (another rank failed); NeverStarted: never reached
+// the replay (a launcher failure).
+enum class RankOutcome { Finished, Error, HungAborted, HungKilled, HungKilledAfterAbort, Killed, NeverStarted };
+const char* rank_outcome_name(RankOutcome o);  // "finished", "error", "hung (aborted)", ... as the report prints
+
 struct RankReport {
   int rank = 0;
-  std::string status;        // "finished", "hung (aborted)", "error", "killed"
+  RankOutcome outcome = RankOutcome::Finished;
   std::string error;         // the CUDA/NCCL error, if any
   std::string note;          // e.g. the size of communicators a split produced
   double setup_seconds = 0;  // creating the declared communicators
