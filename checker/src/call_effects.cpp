@@ -91,6 +91,7 @@ class Issuer {
         join_host(c, -1);
         return !violation_;
       case OpKind::Split:
+        member(c.comm).flags |= kSplitParent;
         if (c.child >= 0) {
           auto& child = member(c.child);
           if (child.flags & kCreated)
@@ -107,13 +108,19 @@ class Issuer {
         // waits until every member destroys that same comm; a comm never connected is freed locally.
         // SEMANTICS.md §2: the wait holds whatever runtime_connect and comm_mode are (issue 14 item 10;
         // those two variants are unmeasured: tests/calibration-probes/destroy_warm_peer_idle_*).
+        // From NCCL 2.31.2 a parent's destroy no longer counts a member's abort as its part (the rule
+        // and its source: model::kDestroyParentAfterAbortHangs; documented, unmeasured).
         auto& m = member(c.comm);
         const bool connected = (m.flags & kConnectionsUsed) || has_p2p_connection(c.comm);
+        const bool abort_blocks =
+            (m.flags & kSplitParent) && w_.knobs.nccl_version >= model::kDestroyParentAfterAbortHangs;
         if (!(m.flags & (kDestroyed | kAborted))) ++st_.comms[static_cast<size_t>(c.comm)].torn_down;
         m.flags |= kDestroyed;
         if (connected && !mpi)
-          waits_.push_back(Wait{
-              .kind = WaitKind::Teardown, .comm = static_cast<uint16_t>(c.comm), .call = static_cast<uint32_t>(c.id)});
+          waits_.push_back(Wait{.kind = WaitKind::Teardown,
+                                .comm = static_cast<uint16_t>(c.comm),
+                                .call = static_cast<uint32_t>(c.id),
+                                .count = abort_blocks ? 1u : 0u});
         return true;
       }
       case OpKind::Abort:

@@ -187,9 +187,12 @@ std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) co
       break;
     case WaitKind::Teardown:
       out = "waits for every member to destroy " + comm.name + " (it is connected)";
+      if (w.count == 1)
+        out += "; from NCCL " + model::nccl_version_text(model::kDestroyParentAfterAbortHangs) +
+               " a member that aborted a parent comm never does";
       for (int m : comm.members) {
         const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))];
-        if (!(ms.flags & (kDestroyed | kAborted))) miss(m);
+        if (!(ms.flags & (kDestroyed | kAborted)) || (w.count == 1 && (ms.flags & kAborted))) miss(m);
       }
       break;
   }
@@ -420,7 +423,10 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
           case WaitKind::Teardown:
             d.comm = w.comm;
             d.label = "destroy of " + world_.comm_name(w.comm);
-            on_members(d, w.comm, [&](int m) { return !(member(m, w.comm).flags & (kDestroyed | kAborted)); });
+            on_members(d, w.comm, [&](int m) {
+              const uint8_t f = member(m, w.comm).flags;
+              return !(f & (kDestroyed | kAborted)) || (w.count == 1 && (f & kAborted));
+            });
             break;
           case WaitKind::StoreKey:
             d.label = "host store key \"" + world_.keys[w.slot] + "\"";

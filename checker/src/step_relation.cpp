@@ -183,7 +183,12 @@ bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
       return w.dir == 0 ? other->recvs > w.slot : other->sends > w.slot;
     }
     case WaitKind::Teardown:
-      return s.comms[w.comm].torn_down == world_.comms[w.comm].members.size();
+      if (s.comms[w.comm].torn_down != world_.comms[w.comm].members.size()) return false;
+      if (w.count == 1)  // NCCL >= 2.31.2, a parent comm: a member that aborted it never releases the destroy
+        for (int m : world_.comms[w.comm].members)
+          if (s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))].flags & kAborted)
+            return false;
+      return true;
     case WaitKind::StoreKey:
       return s.store[w.slot] >= w.count;
     case WaitKind::P2pAny:

@@ -33,7 +33,8 @@ struct Wait {
   uint16_t peer = 0;   // P2pConnect, P2pHost: the other world rank
   uint32_t slot = 0;   // HostSlot: host slot; DevDone: device slot; P2pHost: index of the pair
   uint32_t call = 0;   // the call it is blocked in
-  uint64_t count = 0;  // P2pHost: the element count, compared with the peer's when matched
+  uint64_t count = 0;  // P2pHost: the element count, compared with the peer's when matched;
+                       // Teardown: 1 when a member's abort never releases it (kDestroyParentAfterAbortHangs)
   bool operator==(const Wait&) const = default;
 };
 
@@ -85,6 +86,9 @@ enum MemberFlag : uint8_t {
   // A non-symmetric collective ran on the comm (its connections exist), also with runtime_connect = off
   // where no connect wait is recorded: what makes its destroy wait for the peers' (SEMANTICS.md §2).
   kConnectionsUsed = 32,
+  // This rank split a child from the comm (it is a parent): its destroy follows the 2.31.2 rule
+  // (model::kDestroyParentAfterAbortHangs).
+  kSplitParent = 64,
 };
 
 // A rank's view of one comm it belongs to.

@@ -49,6 +49,11 @@ constexpr uint32_t nccl_version_code(uint32_t major, uint32_t minor, uint32_t pa
 // The release every rule was calibrated on (2x H200, docs/HARDWARE.md).
 inline constexpr uint32_t kCalibratedNcclVersion = nccl_version_code(2, 28, 3);
 std::string nccl_version_text(uint32_t code);  // "2.28.3"
+// Version-dependent rules (docs/SEMANTICS_NOTES.md, "NCCL versions", has each with its source):
+// - from 2.29 the one-sided calls exist (first_nccl_version below);
+// - from 2.31.2 the destroy of a parent comm (one a rank split a child from) after a member aborted it
+//   never completes; up to 2.30.x that abort counts as the member's part of the destroy, as for any comm.
+inline constexpr uint32_t kDestroyParentAfterAbortHangs = nccl_version_code(2, 31, 2);
 
 struct Knobs {
   Profile profile = Profile::Nccl;
