@@ -58,18 +58,26 @@ def generate(mbi):
 
 
 def parse_header(path):
+    """The code's MPI features and its tests: every `$ mpirun ...` line of the BEGIN_MBI_TESTS block with
+    the outcome on the line after it (a code may hold several, e.g. `${EXE} 1` OK and `${EXE} 2` ERROR)."""
     text = open(path, encoding="utf-8", errors="replace").read()
     features = set(re.findall(r"^\s*([!A-Za-z0-9]+): Yes$", text, re.M))
-    m = re.search(r"BEGIN_MBI_TESTS\s*\n\s*\$ ?(mpirun[^\n]*)\n\s*\|\s*(OK|ERROR: *(\S+))", text)
-    if not m:
+    block = re.search(r"BEGIN_MBI_TESTS(.*?)END_MBI_TESTS", text, re.S)
+    if not block:
         return None
-    np_m = re.search(r"-np (\d+)", m.group(1))
-    return {
-        "features": sorted(features),
-        "np": int(np_m.group(1)) if np_m else 2,
-        "expect": "OK" if m.group(2).startswith("OK") else "ERROR",
-        "detail": m.group(3) or "OK",
-    }
+    tests = []
+    for m in re.finditer(r"^\s*\$ ?(mpirun[^\n]*)\n\s*\|\s*(OK|ERROR: *(\S+))", block.group(1), re.M):
+        np_m = re.search(r"-np (\d+)", m.group(1))
+        args = m.group(1).split("${EXE}", 1)[1].split() if "${EXE}" in m.group(1) else []
+        tests.append({
+            "np": int(np_m.group(1)) if np_m else 2,
+            "args": args,
+            "expect": "OK" if m.group(2).startswith("OK") else "ERROR",
+            "detail": m.group(3) or "OK",
+        })
+    if not tests:
+        return None
+    return {"features": sorted(features), "tests": tests}
 
 
 def categories_of(features):
@@ -79,12 +87,15 @@ def categories_of(features):
 def select(gen, sample, sample_small=None):
     """Every code of a covered category; with --sample N, the codes whose name's MD5 is 0 modulo N (a fixed
     pseudo-random 1/N: MBI's names come in ok/nok pairs, so every N-th name would be biased)."""
-    codes = []
+    codes = []  # one entry per test: a code with several test lines gives NAME_0, NAME_1, ... (MBI's test ids)
     for path in sorted(glob.glob(os.path.join(gen, "*.c"))):
         h = parse_header(path)
         if h is None or UNCOVERED & set(h["features"]) or not categories_of(h["features"]):
             continue
-        codes.append((os.path.basename(path)[:-2], path, h))
+        base = os.path.basename(path)[:-2]
+        for i, t in enumerate(h["tests"]):
+            name = base if len(h["tests"]) == 1 else "%s_%d" % (base, i)
+            codes.append((name, path, dict(t, features=h["features"])))
     if sample <= 1 and not sample_small:
         return codes
     def rate(h):  # the collective-free codes (P2P, RMA, COM/GRP alone) are few: --sample-small for them
@@ -112,7 +123,8 @@ def run_one(args, name, path, h):
         hang = ["--hang-after", str(args.hang_after)] if args.hang_after else []
         rec = subprocess.run([args.collmc, "record", "--out", os.path.join(work, "traces"), "--time-limit",
                               str(args.time_limit)] + hang + ["--", "mpirun", "--bind-to", "none", "-np",
-                              str(h["np"]), os.path.join(work, name)], capture_output=True, text=True, env=env)
+                              str(h["np"]), os.path.join(work, name)] + h["args"], capture_output=True, text=True,
+                             env=env)
         r["run"] = "hung" if rec.returncode == 124 else ("exit %d" % rec.returncode)
         if not os.path.isdir(os.path.join(work, "traces")) or not os.listdir(os.path.join(work, "traces")):
             r.update(outcome="RE", why="no trace written")
