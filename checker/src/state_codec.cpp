@@ -16,8 +16,10 @@ namespace {
 class Writer {
  public:
   explicit Writer(std::string& out) : out_(out) {
+    // Room for a few fields, not the whole capacity: resize writes zeros over every byte it adds, and a
+    // buffer that once held a large part (a comm of thousands of members) keeps its capacity.
     const size_t used = out_.size();
-    out_.resize(std::max(out_.capacity(), used + 64));
+    out_.resize(used + 64);
     p_ = out_.data() + used;
   }
   Writer(const Writer&) = delete;
@@ -40,7 +42,7 @@ class Writer {
  private:
   char* grow(char* p) {
     const auto used = static_cast<size_t>(p - out_.data());
-    out_.resize(2 * out_.size());
+    out_.resize(2 * out_.size());  // amortized: at most twice the bytes written
     return out_.data() + used;
   }
   std::string& out_;
