@@ -166,8 +166,6 @@ int main(int argc, char** argv) {
     m.order = collmc::gen::RegistrationOrder::PerRank;
     cases.push_back({"megatron-hsdp-per-rank", "W=" + std::to_string(w), collmc::gen::megatron_scenario(m)});
   }
-  // The README walkthrough's layout (TP 2, CP 2, EP 4, 2 optimizer instances; W = 8: TP 1, CP 1, EP 2)
-  // with a training step's collectives, for every registration order and late-segment mode.
   // The README walkthrough's Megatron-FSDP layout (TP 2, CP 2, EP 4; W = 8: TP 1, CP 1, EP 2), two
   // distributed-optimizer instances, with a training step's collectives.
   auto megatron_layout = [](int w, collmc::gen::RegistrationOrder order, collmc::gen::LateSegments late) {
@@ -182,6 +180,7 @@ int main(int argc, char** argv) {
     m.collectives = true;
     return m;
   };
+  // That layout for every registration order and late-segment mode.
   std::vector<int> fsdp = quick ? std::vector<int>{8} : std::vector<int>{8, 16, 32, 64};
   for (int w : fsdp)
     for (auto order : {collmc::gen::RegistrationOrder::List, collmc::gen::RegistrationOrder::PerRank,

@@ -215,7 +215,7 @@ def main():
     ap.add_argument("--time-limit", type=float, default=10, help="seconds per program run")
     ap.add_argument("--hang-after", type=float,
                     help="also stop a run once every rank has sat in a call with no trace line for S s "
-                         "(collmc record --hang-after); the measured table ran without it")
+                         "(collmc record --hang-after); the measured table (docs/MBI.md) used 5")
     ap.add_argument("--check-limit", type=float, default=30, help="seconds per check")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--keep", action="store_true", help="keep binaries, traces and scenarios")

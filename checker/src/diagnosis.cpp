@@ -192,7 +192,7 @@ std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) co
                " a member that aborted a parent comm never does";
       for (int m : comm.members) {
         const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))];
-        if (!(ms.flags & (kDestroyed | kAborted)) || (w.count == 1 && (ms.flags & kAborted))) miss(m);
+        if (owes_teardown(w, ms.flags)) miss(m);
       }
       break;
   }
@@ -423,10 +423,7 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
           case WaitKind::Teardown:
             d.comm = w.comm;
             d.label = "destroy of " + world_.comm_name(w.comm);
-            on_members(d, w.comm, [&](int m) {
-              const uint8_t f = member(m, w.comm).flags;
-              return !(f & (kDestroyed | kAborted)) || (w.count == 1 && (f & kAborted));
-            });
+            on_members(d, w.comm, [&](int m) { return owes_teardown(w, member(m, w.comm).flags); });
             break;
           case WaitKind::StoreKey:
             d.label = "host store key \"" + world_.keys[w.slot] + "\"";

@@ -3,7 +3,6 @@
 // the depth-first search's visited set can encode the parts one at a time (state_codec.h).
 #include "state_codec.h"
 
-#include <algorithm>
 #include <stdexcept>
 
 namespace collmc::checker {

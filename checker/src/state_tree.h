@@ -52,7 +52,7 @@ class StateTree {
   // so with more than kFlatParts parts this answers false without looking. The parts' encodings are
   // brought up to date as insert does, so an insert of the same state right after costs little.
   bool known_stored(State& s) {
-    if (s.ranks.size() + s.comms.size() + s.store.size() > kFlatParts) return false;
+    if (part_count(s) > kFlatParts) return false;
     sync(s);
     if (dirty_.empty() && key_stored_) return true;
     dirty_.clear();  // key_stored_ now speaks for the current key
@@ -74,6 +74,8 @@ class StateTree {
   static constexpr uint32_t kNone = Tracked<int>::kNoId;
   static constexpr size_t kFlatParts = 32;
 
+  static size_t part_count(const State& s) { return s.ranks.size() + s.comms.size() + s.store.size(); }
+
   template <class T, class Encode>
   uint32_t leaf(Tracked<T>& part, size_t i, Encode&& encode) {
     uint32_t id = part.id(i);
@@ -89,7 +91,7 @@ class StateTree {
   // Brings the leaf ids of levels_[0] up to date with `s` (dirty_: the level-1 nodes above changed
   // leaves; for the flat set, non-empty when the key changed) and clears `s`'s change notes.
   void sync(State& s) {
-    const size_t n = s.ranks.size() + s.comms.size() + s.store.size();
+    const size_t n = part_count(s);
     const bool full = bound_ != &s || s.ranks.all_changed() || s.comms.all_changed() || s.store.all_changed();
     if (full) {
       if (!levels_.empty() && n != levels_[0].size())

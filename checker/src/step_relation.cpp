@@ -184,9 +184,10 @@ bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
     }
     case WaitKind::Teardown:
       if (s.comms[w.comm].torn_down != world_.comms[w.comm].members.size()) return false;
-      if (w.count == 1)  // NCCL >= 2.31.2, a parent comm: a member that aborted it never releases the destroy
+      if (w.count == 1)  // every member destroyed or aborted; an abort may still not count (owes_teardown)
         for (int m : world_.comms[w.comm].members)
-          if (s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))].flags & kAborted)
+          if (owes_teardown(w,
+                            s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))].flags))
             return false;
       return true;
     case WaitKind::StoreKey:

@@ -83,6 +83,13 @@ class Semantics final : public NextState, public IndependenceInfo {
   // Whether every wait of `thread` of `rank` holds.
   bool waits_hold(const State& s, int rank, const ThreadState& thread) const;
   bool wait_holds(const State& s, int rank, const Wait& w) const;
+  // Whether a member whose flags on the comm are `flags` still owes its part of the destroy that the
+  // Teardown wait `w` waits for: it has neither destroyed nor aborted the comm, or it aborted a parent
+  // comm under NCCL >= 2.31.2 (`w.count == 1`: model::kDestroyParentAfterAbortHangs), where an abort
+  // never counts.
+  static bool owes_teardown(const Wait& w, uint8_t flags) {
+    return !(flags & (kDestroyed | kAborted)) || (w.count == 1 && (flags & kAborted));
+  }
   // The rank's local index of `comm` (its position among the rank's comms), or -1. A search of the
   // rank's few comms, not a [rank][comm] table (W x comms entries: 0.5 GB at W = 16384).
   int local_index(int rank, int comm) const {
