@@ -1,4 +1,6 @@
 // collmc replay: run a schedule on real hardware and compare with the model.
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "cli_common.h"
@@ -36,7 +38,12 @@ int cmd_replay(const std::vector<std::string>& args) {
       "table", po::value<std::string>(), "with --calibrate: also write the table (Markdown) to OUT")(
       "backend", po::value<std::string>(), "nccl (GPUs) or mpi (mpirun on CPUs); default: by the scenario's profile")(
       "shrink", "more ranks than GPUs: shrink the scenario to as many ranks first (collmc shrink)")(
-      "input", po::value<std::vector<std::string>>(), "result or scenario");
+      "nccl", po::value<std::string>()->value_name("LIB"),
+      "load this libnccl.so in the rank processes (default: $COLLMC_NCCL_LIBRARY, else the system's libnccl.so.2); "
+      "the report names the version loaded. NCCL 2.30+ lets ranks of one communicator share a GPU")(
+      "ranks-per-gpu", po::value<int>()->value_name("N")->default_value(2),
+      "when ranks of one communicator must share a GPU (NCCL 2.30+): at most N of them per GPU (NCCL's default "
+      "resources allow 2)")("input", po::value<std::vector<std::string>>(), "result or scenario");
   const auto [vm, inputs] =
       parse_with_positional(args, d, "input", "replay needs a result (.json) or a scenario (.cmc)");
   replay::ReplayOptions options;
@@ -65,6 +72,17 @@ int cmd_replay(const std::vector<std::string>& args) {
     if (backend != "nccl" && backend != "mpi") throw po::error("--backend takes nccl or mpi, not '" + backend + "'");
     options.backend = backend == "mpi" ? replay::BackendKind::Mpi : replay::BackendKind::Nccl;
   }
+  options.ranks_per_gpu = vm["ranks-per-gpu"].as<int>();
+  if (options.ranks_per_gpu < 1) throw po::error("--ranks-per-gpu takes N >= 1");
+  if (vm.count("nccl")) {
+    std::error_code ec;
+    const auto lib = std::filesystem::absolute(vm["nccl"].as<std::string>(), ec);
+    if (ec || !std::filesystem::is_regular_file(lib))
+      throw po::error("--nccl " + vm["nccl"].as<std::string>() + ": no such library file");
+    // Through the environment, so that every rank process sees it (forked or started by mpirun).
+    options.nccl_library = lib.string();
+    setenv(replay::kNcclLibraryVariable, options.nccl_library.c_str(), 1);
+  }
   const auto search = to_search(vm);
   if (vm.count("calibrate")) {
     auto rows = replay::calibrate(checker::collect_scenarios(inputs), options, search);
@@ -84,7 +102,7 @@ int cmd_replay(const std::vector<std::string>& args) {
     plan = replay::plan_from_json(input, world);
   } else {
     world = model::load_world(input);
-    if (vm.count("shrink")) world = shrink_for_replay(input, std::move(world), search);
+    if (vm.count("shrink")) world = shrink_for_replay(input, std::move(world), search, options.ranks_per_gpu);
     plan = replay::plan_for_scenario(world, search);
   }
   plan.world = &world;

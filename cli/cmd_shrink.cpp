@@ -7,7 +7,7 @@
 
 #include "cli_common.h"
 #include "collmc/model/world.h"
-#include "collmc/replay/gpu_assignment.h"
+#include "collmc/replay/nccl_support.h"
 #include "collmc/replay/replay.h"
 #include "collmc/shrink/shrink.h"
 #include "commands.h"
@@ -27,15 +27,18 @@ shrink::ShrinkOptions options_for(const checker::SearchOptions& search) {
 
 }  // namespace
 
-model::World shrink_for_replay(const std::string& input, model::World world, const checker::SearchOptions& search) {
+model::World shrink_for_replay(const std::string& input, model::World world, const checker::SearchOptions& search,
+                               int ranks_per_gpu) {
   if (world.knobs.profile != model::Profile::Nccl) return world;
-  int gpus = 0;
-  replay::nccl_environment(&gpus);
-  // Nothing to do when the ranks fit (ranks that share no communicator may share a GPU), or when
-  // there is no GPU (the replay says why it cannot run).
-  if (gpus < 1 || replay::assign_gpus(world, gpus)) return world;
+  replay::NcclProbe probe;
+  // Nothing to do when there is no GPU (the replay says why it cannot run), or when the ranks fit
+  // (ranks that share no communicator may share a GPU, and from NCCL 2.30 ranks of one may too).
+  if (!replay::probe_machine(probe).empty() || probe.gpus < 1) return world;
+  const int gpus = probe.gpus;
+  if (replay::place_ranks(world, gpus, probe.version, ranks_per_gpu).refusal.empty()) return world;
   shrink::ShrinkOptions options = options_for(search);
-  options.max_ranks = gpus;
+  // As many ranks as the GPUs hold: one each, or from NCCL 2.30 up to ranks_per_gpu of a comm each.
+  options.max_ranks = probe.version >= replay::kNcclMultiRankGpuSince ? gpus * ranks_per_gpu : gpus;
   options.source_name = input;
   options.output_name = std::filesystem::path(input).stem().string() + ".shrunk.cmc";
   const auto result = shrink::shrink(world, options);
@@ -44,8 +47,8 @@ model::World shrink_for_replay(const std::string& input, model::World world, con
                              std::to_string(gpus) + " GPU(s), and there is no violation to shrink (its check is " +
                              std::string(model::verdict_name(result.verdict)) + ")");
   if (!result.reached_max_ranks)
-    throw std::runtime_error("no failing scenario of at most " + std::to_string(gpus) +
-                             " ranks (the GPUs here) found in " + input + "; the smallest has " +
+    throw std::runtime_error("no failing scenario of at most " + std::to_string(options.max_ranks) +
+                             " ranks (what the GPUs here hold) found in " + input + "; the smallest has " +
                              std::to_string(result.stats.after.ranks));
   write_file(options.output_name, result.text);
   std::cout << "shrunk " << input << " from " << world.ranks << " to " << result.stats.after.ranks

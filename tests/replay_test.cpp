@@ -141,7 +141,7 @@ TEST(ReplayRun, RefusesClearlyWithoutEnoughGpusAndLeavesNothingBehind) {
   if (gpus == 0)
     EXPECT_FALSE(report.summary.empty()) << env;
   else
-    EXPECT_NE(report.summary.find("3 ranks cannot share this machine's"), std::string::npos) << report.summary;
+    EXPECT_NE(report.summary.find("3 ranks cannot be placed on"), std::string::npos) << report.summary;
   EXPECT_EQ(child_processes(), 0);
 }
 

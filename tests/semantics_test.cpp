@@ -392,7 +392,10 @@ TEST(SemanticsFinalize, WaitsForThisRanksPendingWorkOnTheComm) {
 
 TEST(SemanticsDestroy, FinalizesFirst) {
   EXPECT_VERDICT(pending_on_a_then("destroy A"), Verdict::Deadlock);
-  EXPECT_VERDICT(pending_on_a_then("destroy C"), Verdict::Safe);
+  // C has no work pending, but under runtime_connect = off it is connected from its creation, so its
+  // destroy waits for rank 1's, which never comes (measured, docs/HARDWARE.md 2026-12-02).
+  EXPECT_VERDICT(pending_on_a_then("destroy C"), Verdict::Deadlock);
+  EXPECT_VERDICT(pending_on_a_then("finalize C"), Verdict::Safe);
 }
 
 TEST(SemanticsDestroy, AfterFinalizeIsAllowed) {
@@ -409,21 +412,29 @@ TEST(SemanticsDestroy, CrossOrderIsSafeOnlyWhileTheCommsAreNotConnected) {
 }
 
 TEST(SemanticsDestroy, WaitsWhateverRuntimeConnectAndCommModeAre) {
-  // SEMANTICS.md §2 (issue 14 item 10): a connected comm's destroy waits for the peers' destroy also with
-  // runtime_connect = off and on nonblocking comms (unmeasured: tests/calibration-probes/destroy_warm_*).
+  // SEMANTICS.md §2: a connected comm's destroy waits for the peers' destroy also with
+  // runtime_connect = off and on nonblocking comms (measured on one shared H200, NCCL 2.30.7:
+  // tests/calibration-probes/destroy_warm_*, docs/HARDWARE.md).
   for (const std::string header : {"set runtime_connect = off", "set comm_mode = nonblocking"}) {
     SCOPED_TRACE(header);
     EXPECT_VERDICT(two_ranks(header, kWarmAB + "destroy A", kWarmAB), Verdict::Deadlock);
     EXPECT_VERDICT(two_ranks(header, kWarmAB + "destroy A", kWarmAB + "destroy A"), Verdict::Safe);
     EXPECT_VERDICT(two_ranks(header, kWarmAB + "destroy A; destroy B", kWarmAB + "destroy B; destroy A"),
                    Verdict::Deadlock);
-    // Never connected (no collective ran on it): destroyed locally.
-    EXPECT_VERDICT(two_ranks(header, "destroy A", ""), Verdict::Safe);
+    EXPECT_VERDICT(two_ranks(header, "destroy A", "destroy A"), Verdict::Safe);
   }
-  // A symmetric all-reduce sets up no connections: its comm is still destroyed locally.
+  // Never connected (no collective ran on it): destroyed locally, while NCCL connects at runtime.
+  EXPECT_VERDICT(two_ranks("set comm_mode = nonblocking", "destroy A", ""), Verdict::Safe);
+  EXPECT_VERDICT(two_ranks("", "alloc w; register A w; all_reduce A w; sync main; destroy A",
+                           "alloc w; register A w; all_reduce A w; sync main"),
+                 Verdict::Safe)
+      << "a symmetric all-reduce sets up no connections";
+  // With runtime_connect = off NCCL connects every comm at its creation: a cold destroy waits too
+  // (measured: tests/calibration-probes/destroy_cold_peer_idle_noconnect hangs).
+  EXPECT_VERDICT(two_ranks("set runtime_connect = off", "destroy A", ""), Verdict::Deadlock);
   EXPECT_VERDICT(two_ranks("set runtime_connect = off", "alloc w; register A w; all_reduce A w; sync main; destroy A",
                            "alloc w; register A w; all_reduce A w; sync main"),
-                 Verdict::Safe);
+                 Verdict::Deadlock);
 }
 
 TEST(SemanticsAbort, WaitsForItsKernelsQueuedBehindAnotherCommsStuckKernel) {

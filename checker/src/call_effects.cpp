@@ -106,12 +106,14 @@ class Issuer {
       case OpKind::Destroy: {
         // Measured on 2x H200 (docs/HARDWARE.md): destroying a comm whose connections were set up
         // waits until every member destroys that same comm; a comm never connected is freed locally.
-        // SEMANTICS.md §2: the wait holds whatever runtime_connect and comm_mode are (issue 14 item 10;
-        // those two variants are unmeasured: tests/calibration-probes/destroy_warm_peer_idle_*).
+        // SEMANTICS.md §2: the wait holds whatever runtime_connect and comm_mode are. With
+        // runtime_connect = off NCCL connects every comm at its creation, so a cold comm waits too:
+        // measured on one shared H200 with NCCL 2.30.7 (tests/calibration-probes/
+        // destroy_cold_peer_idle_noconnect hangs; docs/HARDWARE.md, 2026-12-02).
         // From NCCL 2.31.2 a parent's destroy no longer counts a member's abort as its part (the rule
         // and its source: model::kDestroyParentAfterAbortHangs; documented, unmeasured).
         auto& m = member(c.comm);
-        const bool connected = (m.flags & kConnectionsUsed) || has_p2p_connection(c.comm);
+        const bool connected = !w_.knobs.runtime_connect || (m.flags & kConnectionsUsed) || has_p2p_connection(c.comm);
         const bool abort_blocks =
             (m.flags & kSplitParent) && w_.knobs.nccl_version >= model::kDestroyParentAfterAbortHangs;
         if (!(m.flags & (kDestroyed | kAborted))) ++st_.comms[static_cast<size_t>(c.comm)].torn_down;

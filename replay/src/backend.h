@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collmc/replay/nccl_support.h"
 #include "collmc/replay/replay.h"
 #include "shared_block.h"
 
@@ -16,9 +17,10 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual const char* name() const = 0;  // "NCCL", "MPI": in summaries
-  // Checks the plan against the machine. Returns the description of what runs it ("NCCL 2.28.3, 2
-  // GPU(s)"); sets `refusal` (and may return "") when it cannot run here. May add report notes.
-  virtual std::string prepare(const ReplayPlan& plan, std::string& refusal, std::vector<std::string>& notes) = 0;
+  // Checks the plan against the machine. Returns the description of what runs it ("NCCL 2.28.3
+  // (/usr/lib/...), 2 GPUs"); sets `refusal` (and may return "") when it cannot run here. May add
+  // report notes and what it learnt of the hardware (the NCCL loaded, the ranks' placement).
+  virtual std::string prepare(const ReplayPlan& plan, std::string& refusal, ReplayReport& report) = 0;
   // Starts one process per rank; each attaches to `shared` (its name for processes not forked), or
   // reaches it through a TCP store. `run_directory` is the run's private directory (cleanup.h): the
   // place for every file the run makes.
@@ -39,7 +41,8 @@ class Backend {
   virtual std::string diagnostics() const { return {}; }
 };
 
-std::unique_ptr<Backend> make_nccl_backend();
+std::unique_ptr<Backend> make_nccl_backend(const ReplayOptions& options);
+
 std::unique_ptr<Backend> make_mpi_backend();
 // Ranks started by mpirun or srun (options.launcher) on any number of nodes, coordinated through a
 // TCP store this process serves (store.h): `kind` picks the rank program (collmc-nccl-rank or

@@ -25,6 +25,7 @@ std::vector<CalibrationRow> calibrate(const std::vector<std::string>& files, con
       row.hang_detect_seconds = report.hang_detect_seconds;
       row.hang_exit_seconds = report.hang_exit_seconds;
       row.interrupted = report.outcome == Outcome::Interrupted;
+      row.shared_gpu = report.shared_gpu;
     } catch (const std::exception& e) {
       row.outcome = "ERROR";
       row.summary = e.what();
@@ -33,8 +34,8 @@ std::vector<CalibrationRow> calibrate(const std::vector<std::string>& files, con
     if (row.hang_detect_seconds >= 0)
       std::snprintf(hang, sizeof hang, "  hang declared %.2f s, gone %.2f s later", row.hang_detect_seconds,
                     row.hang_exit_seconds);
-    std::fprintf(stderr, "%-45s %-20s %-15s %s%s\n", row.scenario.c_str(), row.model.c_str(), row.outcome.c_str(),
-                 row.agrees ? "agree" : "DISAGREE", hang);
+    std::fprintf(stderr, "%-45s %-20s %-15s %s%s%s\n", row.scenario.c_str(), row.model.c_str(), row.outcome.c_str(),
+                 row.agrees ? "agree" : "DISAGREE", hang, row.shared_gpu.empty() ? "" : "  (shared GPU)");
     rows.push_back(row);
     if (row.interrupted) break;  // the user's signal ends the whole calibration
   }
@@ -50,7 +51,9 @@ std::string calibration_table(const std::vector<CalibrationRow>& rows) {
   for (const auto& r : rows) {
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.2f", r.seconds);
-    out << "| " << r.scenario << " | " << r.model << " | " << r.outcome << " | "
+    // A shared-GPU result says so in its own cell: it must never read as one on separate GPUs.
+    out << "| " << r.scenario << " | " << r.model << " | " << r.outcome
+        << (r.shared_gpu.empty() ? "" : " (shared GPU: " + r.shared_gpu + ")") << " | "
         << (r.allowed  ? "yes (allowed)"
             : r.agrees ? "yes"
                        : "**no**")

@@ -162,7 +162,7 @@ class JobBackend : public Backend {
 
   const char* name() const override { return kind_ == BackendKind::Mpi ? "MPI" : "NCCL"; }
 
-  std::string prepare(const ReplayPlan& plan, std::string& refusal, std::vector<std::string>& notes) override {
+  std::string prepare(const ReplayPlan& plan, std::string& refusal, ReplayReport& report) override {
     const model::World& w = *plan.world;
     if (kind_ == BackendKind::Mpi) {
       if (w.knobs.profile != model::Profile::Mpi) {
@@ -184,7 +184,7 @@ class JobBackend : public Backend {
         return "";
       }
       if (w.knobs.stream_progress == model::StreamProgress::Serialized)
-        notes.push_back("stream_progress = serialized has no NCCL switch: the run used independent streams");
+        report.notes.push_back("stream_progress = serialized has no NCCL switch: the run used independent streams");
       rank_path_ = find_nccl_rank();
       if (!nccl_backend_built())
         refusal = "this collmc was built without CUDA and NCCL (see docs/REPLAY.md)";
@@ -197,18 +197,36 @@ class JobBackend : public Backend {
                     ? "srun not found (run inside a Slurm allocation: salloc, sbatch; or set COLLMC_SRUN)"
                     : "mpirun not found (install openmpi-bin, or set COLLMC_MPIRUN)";
     if (refusal.empty() && kind_ == BackendKind::Nccl && on_this_host_only()) {
-      // One rank per GPU of this host: never a rank process without a GPU.
-      int gpus = 0;
-      std::string env = nccl_environment(&gpus);
-      if (env.rfind("error", 0) == 0) {
-        refusal = env.substr(7);
-        return env;
+      // Ranks on this host's GPUs: one per GPU, or from NCCL 2.30 ranks of a comm sharing one.
+      NcclProbe probe;
+      if (std::string why = probe_machine(probe); !why.empty()) {
+        refusal = why;
+        return "";
       }
-      if (gpus < w.ranks)
-        refusal = "mpirun starts one rank per GPU and this host has " + std::to_string(gpus) + " GPU(s) for " +
-                  std::to_string(w.ranks) +
-                  " ranks (name more nodes with --hosts, or use --launcher local, which places ranks that share no "
-                  "communicator on one GPU)";
+      report.nccl_version = nccl_version_text(probe.version);
+      report.nccl_library = probe.library;
+      if (refusal = missing_function_refusal(w, probe); !refusal.empty()) return probe.describe();
+      // mpirun hands local ranks to GPUs in order (gpu_for_local_rank): what place_ranks would do
+      // with the ranks of one comm per GPU is not guaranteed, so only "one per GPU" or "all share".
+      if (probe.gpus < w.ranks) {
+        if (probe.version < kNcclMultiRankGpuSince)
+          refusal = "mpirun starts one rank per GPU and this host has " + std::to_string(probe.gpus) + " GPU(s) for " +
+                    std::to_string(w.ranks) + " ranks, and NCCL " + report.nccl_version +
+                    " rejects two ranks of one communicator on one GPU (name more nodes with --hosts, use --launcher "
+                    "local, or load NCCL 2.30+ with --nccl LIB)";
+        else
+          share_gpus_ = true;
+      }
+      if (share_gpus_) {
+        std::vector<int> gpu_of_rank(static_cast<size_t>(w.ranks));
+        for (int r = 0; r < w.ranks; ++r) gpu_of_rank[static_cast<size_t>(r)] = r % probe.gpus;
+        GpuPlacement placement{gpu_of_rank, true, ""};
+        report.gpu_of_rank = gpu_of_rank;
+        report.placement = placement.describe();
+        report.shared_gpu = placement.sharing();
+        report.notes.push_back("ranks share GPUs (" + report.shared_gpu +
+                               ", NCCL_MULTI_RANK_GPU_ENABLE=1): a result on a shared GPU, not on separate GPUs");
+      }
     }
     return std::string(name()) + " ranks started by " + how();
   }
@@ -239,7 +257,12 @@ class JobBackend : public Backend {
     } else {
       server_ = std::make_unique<StoreServer>(shared.block(), plan_to_json(plan), ranks_, on_this_host_only());
       extra = {{kStoreAddressVariable, store_address()}, {kStoreTokenVariable, server_->token()}};
-      if (kind_ == BackendKind::Nccl) extra.emplace_back("NCCL_NVLS_ENABLE", "0");
+      if (kind_ == BackendKind::Nccl) {
+        extra.emplace_back("NCCL_NVLS_ENABLE", "0");
+        if (share_gpus_) extra.emplace_back("NCCL_MULTI_RANK_GPU_ENABLE", "1");
+        if (const char* lib = std::getenv(kNcclLibraryVariable); lib && *lib)
+          extra.emplace_back(kNcclLibraryVariable, lib);
+      }
       if (launcher_ == LauncherKind::Mpirun)
         for (const auto& [k, v] : extra) args.insert(args.end(), {"-x", k});
       args.insert(args.end(), launcher_args_.begin(), launcher_args_.end());
@@ -416,6 +439,7 @@ class JobBackend : public Backend {
   pid_t launcher_pid_ = 0;
   pid_t session_ = 0;
   int launcher_status_ = 0;
+  bool share_gpus_ = false;  // NCCL 2.30+: ranks of this host share its GPUs (prepare)
 };
 
 }  // namespace

@@ -170,7 +170,7 @@ ReplayReport run_replay(const ReplayPlan& plan, const ReplayOptions& options, Ba
   if (options.free_running)
     report.notes.push_back("free running: the schedule's order was not enforced (an experiment, not a replay)");
   std::string refusal;
-  report.backend = backend.prepare(plan, refusal, report.notes);
+  report.backend = backend.prepare(plan, refusal, report);
   if (refusal.empty()) refusal = exceeds_limits(plan);
   if (refusal.empty() && plan.world->mixed_profiles())
     refusal = "comms of both libraries (mpi and nccl): no backend runs MPI and NCCL in one job yet";
@@ -295,7 +295,7 @@ ReplayReport run_replay(const ReplayPlan& plan, const ReplayOptions& options, Ba
 }
 
 ReplayReport replay_nccl(const ReplayPlan& plan, const ReplayOptions& options) {
-  return run_replay(plan, options, *make_nccl_backend());
+  return run_replay(plan, options, *make_nccl_backend(options));
 }
 
 ReplayReport replay_mpi(const ReplayPlan& plan, const ReplayOptions& options) {

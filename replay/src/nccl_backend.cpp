@@ -1,6 +1,9 @@
 // The NCCL backend's processes: one forked child per rank (rank i on GPU i, as nccl-tests lays them
-// out; with fewer GPUs than ranks, ranks that share no communicator share a GPU: gpu_assignment.h). Every child dies
-// with the launcher (PR_SET_PDEATHSIG) and is killed and reaped at the end.
+// out; with fewer GPUs than ranks, placed by nccl_support.h: ranks that share no communicator
+// together, and from NCCL 2.30 ranks of one communicator together). Every child dies with the launcher
+// (PR_SET_PDEATHSIG) and is killed and reaped at the end. The NCCL library is loaded by the children
+// (nccl_library.h), never by the launcher.
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -12,9 +15,12 @@
 #include <thread>
 
 #include "backend.h"
-#include "collmc/replay/gpu_assignment.h"
+#include "collmc/replay/nccl_support.h"
 #include "rank_body.h"
 #include "signals.h"
+#ifdef COLLMC_HAVE_NCCL
+#include "nccl_library.h"
+#endif
 
 namespace collmc::replay {
 
@@ -67,55 +73,76 @@ std::vector<int> kill_and_reap(std::vector<pid_t>& pids) {
 
 class NcclBackend : public Backend {
  public:
+  explicit NcclBackend(const ReplayOptions& options) : ranks_per_gpu_(options.ranks_per_gpu) {
+    if (!options.nccl_library.empty()) setenv(kNcclLibraryVariable, options.nccl_library.c_str(), 1);
+  }
+
   const char* name() const override { return "NCCL"; }
 
-  std::string prepare(const ReplayPlan& plan, std::string& refusal, std::vector<std::string>& notes) override {
+  std::string prepare(const ReplayPlan& plan, std::string& refusal, ReplayReport& report) override {
     const model::World& w = *plan.world;
     if (w.knobs.stream_progress == model::StreamProgress::Serialized)
-      notes.push_back("stream_progress = serialized has no NCCL switch: the run used independent streams");
+      report.notes.push_back("stream_progress = serialized has no NCCL switch: the run used independent streams");
     if (w.knobs.profile == model::Profile::Mpi) {
       refusal = "an mpi-profile scenario: the NCCL backend does not run it (use --backend mpi)";
       return "";
     }
-    int gpus = 0;
-    std::string env = nccl_environment(&gpus);
-    if (env.rfind("error", 0) == 0) {
-      refusal = env.substr(7);
-      return env;
+    NcclProbe probe;
+    const std::string why = probe_machine(probe);
+    if (probe.version > 0) {  // loaded, whatever the GPUs said: the report names it
+      report.nccl_version = nccl_version_text(probe.version);
+      report.nccl_library = probe.library;
     }
-    const bool needs_one_sided =
-        std::any_of(w.calls.begin(), w.calls.end(), [](const model::Call& c) { return model::is_one_sided(c.kind); });
-    if (needs_one_sided && env.find(kOneSidedMark) == std::string::npos) {
-      refusal = "the scenario uses one-sided calls (ncclPutSignal, ncclSignal, ncclWaitSignal), which this NCCL (" +
-                env + ") does not have: they need 2.29 or later (put a newer libnccl.so.2 on LD_LIBRARY_PATH)";
-      return env;
+    if (!why.empty()) {
+      refusal = why;
+      return probe.version > 0 ? "NCCL " + report.nccl_version + " (" + probe.library + ")" : "";
     }
-    auto assignment = assign_gpus(w, gpus);
-    if (!assignment) {
-      refusal = std::to_string(w.ranks) + " ranks cannot share this machine's " + std::to_string(gpus) +
-                " GPUs (NCCL rejects two ranks of one communicator on one GPU, and every way of placing them "
-                "puts two ranks of a communicator together); shrink the scenario: collmc shrink --max-ranks " +
-                std::to_string(gpus);
-      return env;
+    if (refusal = missing_function_refusal(w, probe); !refusal.empty()) return probe.describe();
+    GpuPlacement placement = place_ranks(w, probe.gpus, probe.version, ranks_per_gpu_);
+    if (!placement.refusal.empty()) {
+      refusal = placement.refusal;
+      return probe.describe();
     }
-    gpu_of_rank_ = *assignment;
-    if (w.ranks > gpus)
-      notes.push_back("more ranks than GPUs: ranks that share no communicator share a GPU (" +
-                      describe_gpu_assignment(gpu_of_rank_) + ")");
-    return env;
+    gpu_of_rank_ = placement.gpu_of_rank;
+    report.gpu_of_rank = placement.gpu_of_rank;
+    report.placement = placement.describe();
+    report.shared_gpu = placement.sharing();
+    shares_comm_gpu_ = placement.comm_shares_gpu;
+    std::vector<int> per_gpu(static_cast<size_t>(probe.gpus), 0);
+    for (int g : gpu_of_rank_) more_than_two_per_gpu_ = more_than_two_per_gpu_ || ++per_gpu[static_cast<size_t>(g)] > 2;
+    if (shares_comm_gpu_ && more_than_two_per_gpu_ && !std::getenv("NCCL_MAX_CTAS"))
+      report.notes.push_back("more than two ranks on one GPU: NCCL_MAX_CTAS=8, as NCCL's env.rst advises");
+    if (shares_comm_gpu_)
+      report.notes.push_back(
+          "ranks of one communicator share a GPU (" + report.shared_gpu +
+          ", NCCL_MULTI_RANK_GPU_ENABLE=1, experimental in NCCL): a result on a shared GPU, not on separate GPUs");
+    else if (w.ranks > probe.gpus)
+      report.notes.push_back("more ranks than GPUs: ranks that share no communicator share a GPU (" + report.placement +
+                             ")");
+    return probe.describe();
   }
 
   void start(const ReplayPlan& plan, SharedMemory& shared, const ReplayOptions& options, const std::string&) override {
-#ifdef COLLMC_HAVE_NCCL
     setenv("NCCL_NVLS_ENABLE", "0", 1);  // NVLink multicast stays off on the lent machines
     setenv("NCCL_RUNTIME_CONNECT", plan.world->knobs.runtime_connect ? "1" : "0", 1);
+    // Only where the placement needs it: NCCL otherwise refuses two ranks of a comm on one GPU, as
+    // it does for a user who did not ask.
+    if (shares_comm_gpu_)
+      setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", 1);
+    else
+      unsetenv("NCCL_MULTI_RANK_GPU_ENABLE");
+    // NCCL's env.rst: each rank on a shared GPU takes its own channels, "up to 2 ranks per GPU" fit
+    // with the defaults, and fewer CTAs per rank (NCCL_MAX_CTAS) prevent resource exhaustion (a hang
+    // of NCCL's own). Beyond two, bound them unless the user chose a value.
+    if (more_than_two_per_gpu_ && !std::getenv("NCCL_MAX_CTAS")) setenv("NCCL_MAX_CTAS", "8", 1);
+#ifdef COLLMC_HAVE_NCCL
     SharedBlock* block = shared.block();  // the children inherit the mapping
     for (int r = 0; r < plan.world->ranks; ++r)
       pids_.push_back(spawn([&, r] {
         return run_nccl_rank(plan, r, gpu_of_rank_[static_cast<size_t>(r)], block, options.free_running);
       }));
 #else
-    (void)plan, (void)shared, (void)options;
+    (void)shared, (void)options;
 #endif
   }
 
@@ -133,42 +160,75 @@ class NcclBackend : public Backend {
   std::vector<int> stop(const SharedBlock&) override { return kill_and_reap(pids_); }
 
  private:
+  int ranks_per_gpu_;
   std::vector<pid_t> pids_;
   std::vector<int> gpu_of_rank_;  // from prepare
+  bool shares_comm_gpu_ = false;
+  bool more_than_two_per_gpu_ = false;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_nccl_backend() { return std::make_unique<NcclBackend>(); }
+std::unique_ptr<Backend> make_nccl_backend(const ReplayOptions& options) {
+  return std::make_unique<NcclBackend>(options);
+}
 
-std::string nccl_environment(int* gpus) {
-  *gpus = 0;
-  if (!nccl_backend_built()) return "error: this collmc was built without CUDA and NCCL (see docs/REPLAY.md)";
+std::string probe_machine(NcclProbe& probe) {
+  if (!nccl_backend_built()) return "this collmc was built without CUDA and NCCL headers (see docs/REPLAY.md)";
 #ifdef COLLMC_HAVE_NCCL
-  // CUDA must not be initialized in the launcher (the ranks are forked), so a child asks.
-  SharedMemory m;
-  char* text = m.block()->ranks[0].error;
+  // CUDA must not be initialized in the launcher (the ranks are forked), so a child asks and answers
+  // through a pipe.
+  int fds[2];
+  if (pipe(fds) != 0) return "probing the GPUs: pipe failed";
   std::vector<pid_t> pids{spawn([&] {
-    probe_nccl(text, sizeof m.block()->ranks[0].error);
+    close(fds[0]);
+    const std::string text = probe_nccl_here().to_text();
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = write(fds[1], text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    close(fds[1]);
     return 0;
   })};
-  auto start = std::chrono::steady_clock::now();
-  int status = 0;
-  while (waitpid(pids[0], &status, WNOHANG) == 0) {
+  close(fds[1]);
+  std::string text;
+  const auto start = std::chrono::steady_clock::now();
+  char buf[4096];
+  while (true) {
+    pollfd pfd{fds[0], POLLIN, 0};
     if (std::chrono::steady_clock::now() - start > std::chrono::seconds(60)) {
+      close(fds[0]);
       kill_and_reap(pids);
-      return "error: probing the GPUs did not finish within 60 s";
+      return "probing the GPUs did not finish within 60 s";
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (poll(&pfd, 1, 100) <= 0) continue;
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
   }
-  std::string out = text;
-  if (out.empty()) return "error: probing the GPUs failed (NCCL or the CUDA driver could not be loaded)";
-  if (out.rfind("error", 0) == 0) return out;
-  *gpus = std::atoi(out.c_str());
-  return out.substr(out.find(' ') + 1) + ", " + std::to_string(*gpus) + " GPU(s)";
+  close(fds[0]);
+  waitpid(pids[0], nullptr, 0);
+  if (text.empty()) return "probing the GPUs failed (NCCL or the CUDA driver crashed the probe)";
+  try {
+    probe = NcclProbe::from_text(text);
+  } catch (const std::exception& e) {
+    return std::string("probing the GPUs: ") + e.what();
+  }
+  return probe.error;
 #else
+  (void)probe;
   return "";
 #endif
+}
+
+std::string nccl_environment(int* gpus) {
+  NcclProbe probe;
+  *gpus = 0;
+  if (std::string why = probe_machine(probe); !why.empty()) return "error: " + why;
+  *gpus = probe.gpus;
+  return probe.describe();
 }
 
 }  // namespace collmc::replay

@@ -1,12 +1,10 @@
 // The NCCL backend of a rank process: what each call does, as real CUDA and NCCL calls on its GPU
 // (the turns, progress and threads are the shared rank runner's).
-#include <cuda_runtime.h>
-#include <dlfcn.h>
-#include <nccl.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -14,45 +12,12 @@
 #include <thread>
 #include <vector>
 
+#include "nccl_library.h"
 #include "rank_body.h"
 
 namespace collmc::replay {
 
 namespace {
-
-// NCCL 2.29's one-sided calls, found at run time (dlsym) so that one binary runs against 2.28 (which
-// lacks them: the replay is refused) and against a newer NCCL on LD_LIBRARY_PATH. Signatures from
-// NCCL 2.29+ nccl.h; the descriptor's layout is ncclWaitSignalDesc_t's.
-struct WaitSignalDesc {
-  int opCnt;
-  int peer;
-  int sigIdx;
-  int ctx;
-};
-using PutSignalFn = ncclResult_t (*)(const void*, size_t, ncclDataType_t, int, ncclWindow_t, size_t, int, int,
-                                     unsigned int, ncclComm_t, cudaStream_t);
-using SignalFn = ncclResult_t (*)(int, int, int, unsigned int, ncclComm_t, cudaStream_t);
-using WaitSignalFn = ncclResult_t (*)(int, WaitSignalDesc*, ncclComm_t, cudaStream_t);
-
-struct OneSided {
-  PutSignalFn put_signal = nullptr;
-  SignalFn signal = nullptr;
-  WaitSignalFn wait_signal = nullptr;
-  bool available() const { return put_signal && signal && wait_signal; }
-};
-
-const OneSided& one_sided() {
-  static const OneSided fns = [] {
-    OneSided f;
-    int version = 0;
-    if (ncclGetVersion(&version) != ncclSuccess || version < 22900) return f;
-    f.put_signal = reinterpret_cast<PutSignalFn>(dlsym(RTLD_DEFAULT, "ncclPutSignal"));
-    f.signal = reinterpret_cast<SignalFn>(dlsym(RTLD_DEFAULT, "ncclSignal"));
-    f.wait_signal = reinterpret_cast<WaitSignalFn>(dlsym(RTLD_DEFAULT, "ncclWaitSignal"));
-    return f;
-  }();
-  return fns;
-}
 
 using model::Call;
 using model::OpKind;
@@ -65,6 +30,7 @@ class NcclCalls : public RankCalls {
       : w_(*plan.world), rank_(rank), gpu_(gpu), shared_(shared) {}
 
   void setup() override {
+    if (!lib_.error.empty()) throw Failure(lib_.error);
     cuda(cudaSetDevice(gpu_), "cudaSetDevice");
     streams_.resize(w_.streams.size());
     for (auto& s : streams_) cuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -77,7 +43,7 @@ class NcclCalls : public RankCalls {
     for (const auto& c : w_.comms)
       if (c.members.front() == rank_) {
         ncclUniqueId id;
-        nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+        nccl(lib_.ncclGetUniqueId(&id), "ncclGetUniqueId");
         std::memcpy(shared_->ids[c.id], &id, sizeof id);
         shared_->id_ready[c.id].store(1);
       }
@@ -91,9 +57,9 @@ class NcclCalls : public RankCalls {
   void step(const PlanStep& step) override {
     if (step.group) {
       for (int c : step.calls) before_call(w_.calls[static_cast<size_t>(c)]);
-      nccl(ncclGroupStart(), "ncclGroupStart");
+      nccl(lib_.ncclGroupStart(), "ncclGroupStart");
       for (int c : step.calls) execute(w_.calls[static_cast<size_t>(c)]);
-      nccl(ncclGroupEnd(), "ncclGroupEnd");
+      nccl(lib_.ncclGroupEnd(), "ncclGroupEnd");
     } else {
       const Call& c = w_.calls[static_cast<size_t>(step.calls.front())];
       before_call(c);
@@ -116,11 +82,17 @@ class NcclCalls : public RankCalls {
       all = comms_;
     }
     for (ncclComm_t c : all)
-      if (c) ncclCommAbort(c);
+      if (c) lib_.ncclCommAbort(c);
   }
 
  private:
   // ---- errors
+  // The launcher refuses a scenario whose calls the loaded library lacks (missing_function_refusal):
+  // reaching a null function here is a bug, reported as the rank's error rather than a crash.
+  template <class Fn>
+  void require(Fn fn, const char* name) {
+    if (!fn) throw Failure(std::string(name) + ": not in the loaded NCCL (" + lib_.path + ")");
+  }
   void cuda(cudaError_t e, const char* what) {
     if (e != cudaSuccess) throw Failure(std::string(what) + ": " + cudaGetErrorString(e));
   }
@@ -128,8 +100,8 @@ class NcclCalls : public RankCalls {
     if (r == ncclSuccess || r == ncclInProgress) return;
     // After the watchdog's ncclCommAbort the comm is freed: no more questions to it.
     if (shared_->abort.load()) throw Failure(std::string(what) + ": aborted");
-    std::string msg = std::string(what) + ": " + ncclGetErrorString(r);
-    const char* last = ncclGetLastError(comm);
+    std::string msg = std::string(what) + ": " + lib_.ncclGetErrorString(r);
+    const char* last = lib_.ncclGetLastError(comm);
     if (last && *last) msg += " (" + std::string(last) + ")";
     throw Failure(msg);
   }
@@ -146,7 +118,7 @@ class NcclCalls : public RankCalls {
     std::memcpy(&id, shared_->ids[comm], sizeof id);
     ncclConfig_t cfg = config(comm);
     ncclComm_t handle = nullptr;
-    nccl(ncclCommInitRankConfig(&handle, static_cast<int>(c.members.size()), id, c.member_index(rank_), &cfg),
+    nccl(lib_.ncclCommInitRankConfig(&handle, static_cast<int>(c.members.size()), id, c.member_index(rank_), &cfg),
          "ncclCommInitRankConfig");
     set_comm(comm, handle);
     wait_idle(comm);
@@ -168,7 +140,7 @@ class NcclCalls : public RankCalls {
     if (!handle) return;
     while (true) {
       ncclResult_t state = ncclSuccess;
-      nccl(ncclCommGetAsyncError(handle, &state), "ncclCommGetAsyncError", handle);
+      nccl(lib_.ncclCommGetAsyncError(handle, &state), "ncclCommGetAsyncError", handle);
       if (state == ncclSuccess) return;
       if (state != ncclInProgress) nccl(state, "asynchronous error", handle);
       if (shared_->abort.load()) throw Failure("aborted");
@@ -214,7 +186,7 @@ class NcclCalls : public RankCalls {
     switch (c.kind) {
       case OpKind::Alloc: {
         void* p = nullptr;
-        if (c.size > 0) nccl(ncclMemAlloc(&p, c.size), "ncclMemAlloc");
+        if (c.size > 0) nccl(lib_.ncclMemAlloc(&p, c.size), "ncclMemAlloc");
         buffers_[static_cast<size_t>(c.buffer)] = p;
         sizes_[static_cast<size_t>(c.buffer)] = c.size;
         return;
@@ -227,16 +199,16 @@ class NcclCalls : public RankCalls {
         return;
       }
       case OpKind::Free:
-        nccl(ncclMemFree(buffers_[static_cast<size_t>(c.buffer)]), "ncclMemFree");
+        nccl(lib_.ncclMemFree(buffers_[static_cast<size_t>(c.buffer)]), "ncclMemFree");
         return;
       case OpKind::CudaFree:
         cuda(cudaFree(buffers_[static_cast<size_t>(c.buffer)]), "cudaFree");
         return;
       case OpKind::Register: {
         ncclWindow_t win = nullptr;
-        nccl(ncclCommWindowRegister(comm, buffers_[static_cast<size_t>(c.buffer)],
-                                    sizes_[static_cast<size_t>(c.buffer)], &win,
-                                    c.flag == model::RegFlag::Symmetric ? NCCL_WIN_COLL_SYMMETRIC : NCCL_WIN_DEFAULT),
+        nccl(lib_.ncclCommWindowRegister(
+                 comm, buffers_[static_cast<size_t>(c.buffer)], sizes_[static_cast<size_t>(c.buffer)], &win,
+                 c.flag == model::RegFlag::Symmetric ? NCCL_WIN_COLL_SYMMETRIC : NCCL_WIN_DEFAULT),
              "ncclCommWindowRegister", comm);
         windows_[{c.comm, c.buffer}].push_back(win);
         return;
@@ -246,13 +218,13 @@ class NcclCalls : public RankCalls {
         if (v.empty()) throw Failure("deregister without a window");
         ncclWindow_t win = v.back();
         v.pop_back();
-        nccl(ncclCommWindowDeregister(comm, win), "ncclCommWindowDeregister", comm);
+        nccl(lib_.ncclCommWindowDeregister(comm, win), "ncclCommWindowDeregister", comm);
         return;
       }
       case OpKind::RegisterLocal: {
         void* handle = nullptr;
-        nccl(ncclCommRegister(comm, buffers_[static_cast<size_t>(c.buffer)], sizes_[static_cast<size_t>(c.buffer)],
-                              &handle),
+        nccl(lib_.ncclCommRegister(comm, buffers_[static_cast<size_t>(c.buffer)], sizes_[static_cast<size_t>(c.buffer)],
+                                   &handle),
              "ncclCommRegister", comm);
         local_[{c.comm, c.buffer}].push_back(handle);
         return;
@@ -262,7 +234,7 @@ class NcclCalls : public RankCalls {
         if (v.empty()) throw Failure("deregister_local without a registration");
         void* handle = v.back();
         v.pop_back();
-        nccl(ncclCommDeregister(comm, handle), "ncclCommDeregister", comm);
+        nccl(lib_.ncclCommDeregister(comm, handle), "ncclCommDeregister", comm);
         return;
       }
       case OpKind::Init:
@@ -271,27 +243,28 @@ class NcclCalls : public RankCalls {
       case OpKind::Split: {
         ncclConfig_t cfg = config(c.child >= 0 ? c.child : c.comm);
         ncclComm_t child = nullptr;
-        nccl(ncclCommSplit(comm, c.child >= 0 ? c.child : NCCL_SPLIT_NOCOLOR, rank_, &child, &cfg), "ncclCommSplit",
-             comm);
+        nccl(lib_.ncclCommSplit(comm, c.child >= 0 ? c.child : NCCL_SPLIT_NOCOLOR, rank_, &child, &cfg),
+             "ncclCommSplit", comm);
         if (c.child >= 0) set_comm(c.child, child);
         return;
       }
       case OpKind::Finalize:
-        nccl(ncclCommFinalize(comm), "ncclCommFinalize", comm);
+        nccl(lib_.ncclCommFinalize(comm), "ncclCommFinalize", comm);
         wait_idle(c.comm);
         return;
       case OpKind::Destroy:
-        nccl(ncclCommDestroy(comm), "ncclCommDestroy");
+        nccl(lib_.ncclCommDestroy(comm), "ncclCommDestroy");
         set_comm(c.comm, nullptr);
         return;
       case OpKind::Abort:
-        nccl(ncclCommAbort(comm), "ncclCommAbort");
+        nccl(lib_.ncclCommAbort(comm), "ncclCommAbort");
         set_comm(c.comm, nullptr);
         return;
       case OpKind::AllReduce: {
         char* in = ptr(c.buffer);
         char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : in;
-        nccl(ncclAllReduce(in, out, count_of(c), dtype(c.dtype), redop(c.redop), comm, stream), "ncclAllReduce", comm);
+        nccl(lib_.ncclAllReduce(in, out, count_of(c), dtype(c.dtype), redop(c.redop), comm, stream), "ncclAllReduce",
+             comm);
         return;
       }
       case OpKind::AllGather: {
@@ -300,7 +273,7 @@ class NcclCalls : public RankCalls {
         char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : ptr(c.buffer);
         char* in =
             c.buffer2 >= 0 ? ptr(c.buffer) : out + static_cast<size_t>(comm_rank(c.comm, rank_)) * send * elem(c.dtype);
-        nccl(ncclAllGather(in, out, send, dtype(c.dtype), comm, stream), "ncclAllGather", comm);
+        nccl(lib_.ncclAllGather(in, out, send, dtype(c.dtype), comm, stream), "ncclAllGather", comm);
         return;
       }
       case OpKind::ReduceScatter: {
@@ -309,20 +282,21 @@ class NcclCalls : public RankCalls {
         char* in = ptr(c.buffer);
         char* out =
             c.buffer2 >= 0 ? ptr(c.buffer2) : in + static_cast<size_t>(comm_rank(c.comm, rank_)) * recv * elem(c.dtype);
-        nccl(ncclReduceScatter(in, out, recv, dtype(c.dtype), redop(c.redop), comm, stream), "ncclReduceScatter", comm);
+        nccl(lib_.ncclReduceScatter(in, out, recv, dtype(c.dtype), redop(c.redop), comm, stream), "ncclReduceScatter",
+             comm);
         return;
       }
       case OpKind::Broadcast: {
         char* in = ptr(c.buffer);
         char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : in;
-        nccl(ncclBroadcast(in, out, count_of(c), dtype(c.dtype), root_of(c), comm, stream), "ncclBroadcast", comm);
+        nccl(lib_.ncclBroadcast(in, out, count_of(c), dtype(c.dtype), root_of(c), comm, stream), "ncclBroadcast", comm);
         return;
       }
       case OpKind::Reduce: {
         char* in = ptr(c.buffer);
         char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : in;
-        nccl(ncclReduce(in, out, count_of(c), dtype(c.dtype), redop(c.redop), root_of(c), comm, stream), "ncclReduce",
-             comm);
+        nccl(lib_.ncclReduce(in, out, count_of(c), dtype(c.dtype), redop(c.redop), root_of(c), comm, stream),
+             "ncclReduce", comm);
         return;
       }
       case OpKind::AllToAll: {
@@ -330,26 +304,27 @@ class NcclCalls : public RankCalls {
         size_t chunk = count_of(c) / members.size() * elem(c.dtype);
         char* in = ptr(c.buffer);
         char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : in;
-        nccl(ncclGroupStart(), "ncclGroupStart");
+        nccl(lib_.ncclGroupStart(), "ncclGroupStart");
         for (size_t p = 0; p < members.size(); ++p) {
-          nccl(ncclSend(in + p * chunk, chunk / elem(c.dtype), dtype(c.dtype), static_cast<int>(p), comm, stream),
+          nccl(lib_.ncclSend(in + p * chunk, chunk / elem(c.dtype), dtype(c.dtype), static_cast<int>(p), comm, stream),
                "ncclSend", comm);
-          nccl(ncclRecv(out + p * chunk, chunk / elem(c.dtype), dtype(c.dtype), static_cast<int>(p), comm, stream),
+          nccl(lib_.ncclRecv(out + p * chunk, chunk / elem(c.dtype), dtype(c.dtype), static_cast<int>(p), comm, stream),
                "ncclRecv", comm);
         }
-        nccl(ncclGroupEnd(), "ncclGroupEnd");
+        nccl(lib_.ncclGroupEnd(), "ncclGroupEnd");
         return;
       }
       case OpKind::Send:
-        nccl(ncclSend(ptr(c.buffer), count_of(c), dtype(c.dtype), comm_rank(c.comm, c.peer), comm, stream), "ncclSend",
-             comm);
+        nccl(lib_.ncclSend(ptr(c.buffer), count_of(c), dtype(c.dtype), comm_rank(c.comm, c.peer), comm, stream),
+             "ncclSend", comm);
         return;
       case OpKind::Recv:
-        nccl(ncclRecv(ptr(c.buffer), count_of(c), dtype(c.dtype), comm_rank(c.comm, c.peer), comm, stream), "ncclRecv",
-             comm);
+        nccl(lib_.ncclRecv(ptr(c.buffer), count_of(c), dtype(c.dtype), comm_rank(c.comm, c.peer), comm, stream),
+             "ncclRecv", comm);
         return;
       case OpKind::Barrier:
-        nccl(ncclAllReduce(scratch_, scratch_, 1, ncclFloat32, ncclSum, comm, stream), "ncclAllReduce (barrier)", comm);
+        nccl(lib_.ncclAllReduce(scratch_, scratch_, 1, ncclFloat32, ncclSum, comm, stream), "ncclAllReduce (barrier)",
+             comm);
         cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (barrier)");
         return;
       case OpKind::SyncStream:
@@ -359,22 +334,22 @@ class NcclCalls : public RankCalls {
         cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
         return;
       case OpKind::PutSignal: {
-        if (!one_sided().available()) throw Failure("ncclPutSignal: this NCCL has no one-sided calls");
+        require(lib_.ncclPutSignal, "ncclPutSignal");
         auto& v = windows_[{c.comm, c.buffer2}];
         if (v.empty()) throw Failure("put_signal to a window this rank never registered");
-        nccl(one_sided().put_signal(ptr(c.buffer), count_of(c), dtype(c.dtype), comm_rank(c.comm, c.peer), v.back(), 0,
-                                    0, 0, 0, comm, stream),
+        nccl(lib_.ncclPutSignal(ptr(c.buffer), count_of(c), dtype(c.dtype), comm_rank(c.comm, c.peer), v.back(), 0, 0,
+                                0, 0, comm, stream),
              "ncclPutSignal", comm);
         return;
       }
       case OpKind::Signal:
-        if (!one_sided().available()) throw Failure("ncclSignal: this NCCL has no one-sided calls");
-        nccl(one_sided().signal(comm_rank(c.comm, c.peer), 0, 0, 0, comm, stream), "ncclSignal", comm);
+        require(lib_.ncclSignal, "ncclSignal");
+        nccl(lib_.ncclSignal(comm_rank(c.comm, c.peer), 0, 0, 0, comm, stream), "ncclSignal", comm);
         return;
       case OpKind::WaitSignal: {
-        if (!one_sided().available()) throw Failure("ncclWaitSignal: this NCCL has no one-sided calls");
-        WaitSignalDesc desc{c.count > 0 ? static_cast<int>(c.count) : 1, comm_rank(c.comm, c.peer), 0, 0};
-        nccl(one_sided().wait_signal(1, &desc, comm, stream), "ncclWaitSignal", comm);
+        require(lib_.ncclWaitSignal, "ncclWaitSignal");
+        NcclWaitSignalDesc desc{c.count > 0 ? static_cast<int>(c.count) : 1, comm_rank(c.comm, c.peer), 0, 0};
+        nccl(lib_.ncclWaitSignal(1, &desc, comm, stream), "ncclWaitSignal", comm);
         return;
       }
       case OpKind::StoreSet:
@@ -391,7 +366,7 @@ class NcclCalls : public RankCalls {
       ncclComm_t handle = comm_of(c.id);
       if (!handle || !c.uninit) continue;
       int count = 0;
-      if (ncclCommCount(handle, &count) != ncclSuccess) continue;
+      if (lib_.ncclCommCount(handle, &count) != ncclSuccess) continue;
       if (count != static_cast<int>(c.members.size()))
         note +=
             c.name + " has " + std::to_string(count) + " rank(s), expected " + std::to_string(c.members.size()) + "; ";
@@ -399,6 +374,7 @@ class NcclCalls : public RankCalls {
     return note;
   }
 
+  const NcclLibrary& lib_ = nccl_library();
   const model::World& w_;
   int rank_;
   int gpu_;
@@ -426,24 +402,14 @@ int gpu_for_local_rank(int local_rank, std::string& why) {
     why = std::string("no usable GPU (") + cudaGetErrorString(e) + ")";
     return -1;
   }
-  if (gpus == 1) return 0;  // the launcher gave this rank its own GPU (CUDA_VISIBLE_DEVICES)
+  if (gpus == 1) return 0;  // the launcher gave this rank its own GPU (CUDA_VISIBLE_DEVICES), or all share it
   if (local_rank < gpus) return local_rank;
+  // NCCL 2.30+ with NCCL_MULTI_RANK_GPU_ENABLE=1: ranks of one node share its GPUs round robin.
+  if (const char* shared = std::getenv("NCCL_MULTI_RANK_GPU_ENABLE"); shared && std::string(shared) == "1")
+    return local_rank % gpus;
   why = "local rank " + std::to_string(local_rank) + " of its node, which has " + std::to_string(gpus) +
         " GPU(s): start at most one rank per GPU on each node";
   return -1;
-}
-
-void probe_nccl(char* out, size_t size) {
-  int version = 0;
-  ncclGetVersion(&version);
-  int gpus = 0;
-  cudaError_t e = cudaGetDeviceCount(&gpus);
-  if (e != cudaSuccess) {
-    std::snprintf(out, size, "error: no usable GPU (%s)", cudaGetErrorString(e));
-    return;
-  }
-  std::snprintf(out, size, "%d NCCL %d.%d.%d%s", gpus, version / 10000, (version / 100) % 100, version % 100,
-                one_sided().available() ? kOneSidedMark : "");
 }
 
 }  // namespace collmc::replay

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 
+#include "nccl_library.h"
 #include "rank_body.h"
 #include "store.h"
 
@@ -51,10 +52,9 @@ int main(int argc, char** argv) {
   const int gpu = gpu_for_local_rank(local_rank, why);
   if (gpu < 0) rank_give_up(shared, rank, why);
   if (rank == 0) {
-    char probe[128] = {};
-    probe_nccl(probe, sizeof probe);
-    const char* version = std::strchr(probe, ' ');
-    std::snprintf(shared->library, sizeof shared->library, "%s", version ? version + 1 : probe);
+    const NcclProbe probe = probe_nccl_here();
+    std::snprintf(shared->library, sizeof shared->library, "%s",
+                  probe.error.empty() ? probe.describe().c_str() : probe.error.c_str());
   }
   rank_exit(run_nccl_rank(plan, rank, gpu, shared, free_running));
 }

@@ -45,14 +45,8 @@ int run_rank(const ReplayPlan& plan, int rank, SharedBlock* shared, bool free_ru
 // The NCCL backend's calls (nccl_rank.cpp), for a forked child running rank `rank` on GPU `gpu`.
 int run_nccl_rank(const ReplayPlan& plan, int rank, int gpu, SharedBlock* shared, bool free_running);
 
-// What probe_nccl appends when the loaded NCCL has the one-sided calls (2.29+, found by dlsym).
-inline constexpr const char* kOneSidedMark = " (one-sided calls)";
-
 // A rank that mpirun or srun started: the GPU for the `local_rank`-th rank on its node (the only
 // visible GPU when the launcher gives each rank one), or -1 with the reason in `why`.
 int gpu_for_local_rank(int local_rank, std::string& why);
-
-// In a forked child: the number of GPUs and the NCCL version, or an error; writes into `out`.
-void probe_nccl(char* out, size_t size);
 
 }  // namespace collmc::replay

@@ -14,10 +14,12 @@ std::string text_report(const ReplayReport& r) {
           : r.allowed_difference              ? " (agrees with the model: a difference the library allows)"
           : r.agrees                          ? " (agrees with the model)"
                                               : " (DISAGREES with the model)")
+      << (r.shared_gpu.empty() || r.outcome == Outcome::Refused ? "" : ", on a shared GPU: " + r.shared_gpu)
       << "\n  model: " << model::verdict_name(r.predicted) << "\n";
   for (const auto& n : r.model_notes) out << "  model assumes: " << n << "\n";
   out << "  hardware: " << r.summary << (r.allowed_difference ? " (allowed: see the note)" : "") << "\n";
   if (!r.backend.empty()) out << "  backend: " << r.backend << "\n";
+  if (!r.placement.empty()) out << "  placement: " << r.placement << "\n";
   if (!r.launcher.empty() && r.launcher != launcher_name(LauncherKind::Local))
     out << "  launcher: " << r.launcher << "\n";
   for (const auto& n : r.notes) out << "  note: " << n << "\n";
@@ -54,25 +56,32 @@ std::string text_report(const ReplayReport& r) {
 
 std::string json_report(const ReplayReport& r) {
   using json = nlohmann::ordered_json;
-  json j = {{"format", "collmc-replay"},
-            {"version", 1},
-            {"scenario", r.scenario},
-            {"model_verdict", model::verdict_name(r.predicted)},
-            {"outcome", outcome_name(r.outcome)},
-            {"agrees", r.agrees},
-            {"allowed_difference", r.allowed_difference},
-            {"model_notes", r.model_notes},
-            {"summary", r.summary},
-            {"backend", r.backend},
-            {"notes", r.notes},
-            {"seconds", r.seconds},
-            {"launcher", r.launcher},
-            {"hang_detect_seconds", r.hang_detect_seconds >= 0 ? json(r.hang_detect_seconds) : json(nullptr)},
-            {"hang_exit_seconds", r.hang_exit_seconds >= 0 ? json(r.hang_exit_seconds) : json(nullptr)},
-            {"hang_rule", r.hang_rule == HangRule::Predicted    ? json("predicted")
-                          : r.hang_rule == HangRule::NoProgress ? json("no_progress")
-                                                                : json(nullptr)},
-            {"interrupted_by", r.interrupted_by ? json(r.interrupted_by) : json(nullptr)}};
+  json j = {
+      {"format", "collmc-replay"},
+      {"version", 1},
+      {"scenario", r.scenario},
+      {"model_verdict", model::verdict_name(r.predicted)},
+      {"outcome", outcome_name(r.outcome)},
+      {"agrees", r.agrees},
+      {"allowed_difference", r.allowed_difference},
+      {"model_notes", r.model_notes},
+      {"summary", r.summary},
+      {"backend", r.backend},
+      {"nccl", r.nccl_version.empty() ? json(nullptr) : json{{"version", r.nccl_version}, {"library", r.nccl_library}}},
+      {"placement", r.gpu_of_rank.empty() ? json(nullptr)
+                                          : json{{"gpu_of_rank", r.gpu_of_rank},
+                                                 {"description", r.placement},
+                                                 {"shared_gpu", !r.shared_gpu.empty()},
+                                                 {"sharing", r.shared_gpu}}},
+      {"notes", r.notes},
+      {"seconds", r.seconds},
+      {"launcher", r.launcher},
+      {"hang_detect_seconds", r.hang_detect_seconds >= 0 ? json(r.hang_detect_seconds) : json(nullptr)},
+      {"hang_exit_seconds", r.hang_exit_seconds >= 0 ? json(r.hang_exit_seconds) : json(nullptr)},
+      {"hang_rule", r.hang_rule == HangRule::Predicted    ? json("predicted")
+                    : r.hang_rule == HangRule::NoProgress ? json("no_progress")
+                                                          : json(nullptr)},
+      {"interrupted_by", r.interrupted_by ? json(r.interrupted_by) : json(nullptr)}};
   json ranks = json::array();
   for (const auto& rank : r.ranks) {
     json threads = json::array();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collmc/replay/nccl_support.h"
 #include "collmc/replay/plan.h"
 
 namespace collmc::replay {
@@ -36,6 +37,10 @@ struct ReplayOptions {
   // Ignore the schedule's order: every rank runs its program as fast as it can (for experiments;
   // the report says so).
   bool free_running = false;
+  // The libnccl the NCCL ranks load ("": $COLLMC_NCCL_LIBRARY, else the system's libnccl.so.2).
+  std::string nccl_library;
+  // At most this many ranks of one communicator per GPU when they must share (NCCL 2.30+).
+  int ranks_per_gpu = 2;
 };
 
 // Interrupted: SIGINT, SIGTERM or SIGHUP ended the replay (every rank process ended, nothing left).
@@ -92,9 +97,16 @@ struct ReplayReport {
   double hang_detect_seconds = -1;  // from the last progress (the last rank blocking) to the hang verdict
   double hang_exit_seconds = -1;    // from the hang verdict to every rank process gone
   HangRule hang_rule = HangRule::None;
-  int interrupted_by = 0;          // the signal that ended the run (Outcome::Interrupted)
-  std::string launcher;            // "local", "mpirun", "srun"
-  std::string backend;             // "NCCL 2.28.3, 2 GPU(s)", "Open MPI v4.1.4, 3 processes", ...
+  int interrupted_by = 0;        // the signal that ended the run (Outcome::Interrupted)
+  std::string launcher;          // "local", "mpirun", "srun"
+  std::string backend;           // "NCCL 2.28.3 (/usr/lib/...), 2 GPUs", "Open MPI v4.1.4, 3 processes", ...
+  std::string nccl_version;      // the NCCL the ranks loaded ("2.30.7"); "" for MPI
+  std::string nccl_library;      // its file
+  std::vector<int> gpu_of_rank;  // the GPU each rank ran on (NCCL)
+  std::string placement;         // "GPU 0: ranks 0, 1"
+  // "ranks 0 and 1 share GPU 0": ranks of one communicator shared a GPU (NCCL 2.30+); "" when every
+  // communicator's ranks had GPUs of their own. Such a result is never one on separate GPUs.
+  std::string shared_gpu;
   std::vector<std::string> notes;  // e.g. stream_progress = serialized has no NCCL switch
 };
 
@@ -108,6 +120,8 @@ ReplayReport replay_mpi(const ReplayPlan& plan, const ReplayOptions& options);
 
 // Whether this build has the NCCL backend, and what the machine offers (for clear refusals).
 bool nccl_backend_built();
+// Asks a forked child which NCCL it loads and how many GPUs it sees: "" and `probe` filled, or why not.
+std::string probe_machine(NcclProbe& probe);
 std::string nccl_environment(int* gpus);  // "NCCL 2.28.3, 2 GPUs" or the reason there are none
 // "" when mpirun and the rank program (collmc-mpi-rank) are found, else why not.
 std::string mpi_unavailable();
@@ -124,6 +138,7 @@ struct CalibrationRow {
   double hang_detect_seconds = -1;  // ReplayReport's, for confirmed hangs
   double hang_exit_seconds = -1;
   bool interrupted = false;  // a signal ended the calibration here
+  std::string shared_gpu;    // ReplayReport's: ranks of one communicator shared a GPU
 };
 std::vector<CalibrationRow> calibrate(const std::vector<std::string>& files, const ReplayOptions& options,
                                       const checker::SearchOptions& search);
