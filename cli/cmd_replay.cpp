@@ -102,6 +102,11 @@ int cmd_replay(const std::vector<std::string>& args) {
     plan = replay::plan_from_json(input, world);
   } else {
     world = model::load_world(input);
+    if (options.backend != replay::BackendKind::Mpi && world.knobs.profile == model::Profile::Nccl) {
+      replay::NcclProbe probe;
+      replay::probe_machine(probe);
+      replay::model_loaded_nccl(world, probe.version);
+    }
     if (vm.count("shrink")) world = shrink_for_replay(input, std::move(world), search, options.ranks_per_gpu);
     plan = replay::plan_for_scenario(world, search);
   }

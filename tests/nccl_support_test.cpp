@@ -101,6 +101,25 @@ TEST(NcclSupport, VersionText) {
   EXPECT_EQ(replay::nccl_version_text(0), "unknown");
 }
 
+TEST(NcclSupport, TheModelSpeaksOfTheReleaseTheReplayLoads) {
+  auto unpinned = world_from(kPair);
+  replay::model_loaded_nccl(unpinned, kNccl2307);
+  EXPECT_EQ(unpinned.knobs.nccl_version, static_cast<uint32_t>(kNccl2307));
+  ASSERT_EQ(unpinned.notes.size(), 1u);
+  EXPECT_NE(unpinned.notes[0].find("checked at NCCL 2.30.7"), std::string::npos) << unpinned.notes[0];
+  auto pinned = world_from(std::string("set nccl_version = 2.29\n") + kPair);
+  replay::model_loaded_nccl(pinned, kNccl2307);
+  EXPECT_EQ(pinned.knobs.nccl_version, 22900u) << "a version the scenario sets stays";
+  ASSERT_EQ(pinned.notes.size(), 1u);
+  EXPECT_NE(pinned.notes[0].find("a difference may be the releases'"), std::string::npos);
+  auto same = world_from(kPair);
+  replay::model_loaded_nccl(same, static_cast<int>(model::kCalibratedNcclVersion));
+  EXPECT_TRUE(same.notes.empty());
+  auto unknown = world_from(kPair);
+  replay::model_loaded_nccl(unknown, 0);
+  EXPECT_EQ(unknown.knobs.nccl_version, model::kCalibratedNcclVersion) << "no library loaded: nothing changes";
+}
+
 TEST(NcclSupport, ProbeTextRoundTrips) {
   replay::NcclProbe p;
   p.gpus = 1;

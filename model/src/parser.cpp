@@ -205,6 +205,7 @@ class Parser {
     const Token& val_tok = peek();
     if (key == "nccl_version") {
       sc_.knobs.nccl_version = nccl_version(val_tok);
+      sc_.knobs.nccl_version_set = true;
       end_of_statement();
       return;
     }

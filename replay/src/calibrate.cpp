@@ -9,11 +9,21 @@ namespace collmc::replay {
 std::vector<CalibrationRow> calibrate(const std::vector<std::string>& files, const ReplayOptions& options,
                                       const checker::SearchOptions& search) {
   std::vector<CalibrationRow> rows;
+  // The NCCL the ranks will load, asked once for the whole set (model_loaded_nccl).
+  NcclProbe probe;
+  bool probed = false;
   for (const auto& f : files) {
     CalibrationRow row;
     row.scenario = std::filesystem::path(f).stem().string();
     try {
       model::World world = model::load_world(f);
+      if (options.backend != BackendKind::Mpi && world.knobs.profile == model::Profile::Nccl) {
+        if (!probed) {
+          probe_machine(probe);  // its failure is the replay's refusal below; here only the version counts
+          probed = true;
+        }
+        model_loaded_nccl(world, probe.version);
+      }
       ReplayPlan plan = plan_for_scenario(world, search);
       row.model = std::string(model::verdict_name(plan.verdict));
       ReplayReport report = replay(plan, options);

@@ -223,6 +223,21 @@ std::string probe_machine(NcclProbe& probe) {
 #endif
 }
 
+void model_loaded_nccl(model::World& world, int loaded_version) {
+  if (loaded_version <= 0 || world.knobs.profile != model::Profile::Nccl) return;
+  const auto loaded = static_cast<uint32_t>(loaded_version);
+  if (world.knobs.nccl_version == loaded) return;
+  if (world.knobs.nccl_version_set) {
+    world.notes.push_back("the scenario sets nccl_version = " + model::nccl_version_text(world.knobs.nccl_version) +
+                          " and the replay loads NCCL " + model::nccl_version_text(loaded) +
+                          ": a difference may be the releases'");
+    return;
+  }
+  world.notes.push_back("checked at NCCL " + model::nccl_version_text(loaded) +
+                        ", the release the replay loads (the scenario sets no nccl_version)");
+  world.knobs.nccl_version = loaded;
+}
+
 std::string nccl_environment(int* gpus) {
   NcclProbe probe;
   *gpus = 0;

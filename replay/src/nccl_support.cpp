@@ -111,8 +111,7 @@ std::optional<std::vector<int>> search_placement(int ranks, int gpus, const std:
 }  // namespace
 
 std::string nccl_version_text(int code) {
-  if (code <= 0) return "unknown";
-  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
+  return code <= 0 ? "unknown" : model::nccl_version_text(static_cast<uint32_t>(code));
 }
 
 std::span<const NcclFunctionInfo> nccl_functions() { return kFunctions; }

@@ -63,6 +63,9 @@ struct Knobs {
   // `set nccl_version = 2.29`: the NCCL release whose version-dependent rules apply
   // (SEMANTICS_NOTES.md, "Issue 14"). A release without a patch number means its first (x.y.0).
   uint32_t nccl_version = kCalibratedNcclVersion;
+  // Whether the scenario sets nccl_version: an NCCL replay checks a scenario that does not at the
+  // version of the NCCL it loads (replay::model_loaded_nccl).
+  bool nccl_version_set = false;
 };
 
 // SEMANTICS.md §1, plus the two composite forms the table names.

@@ -122,6 +122,11 @@ ReplayReport replay_mpi(const ReplayPlan& plan, const ReplayOptions& options);
 bool nccl_backend_built();
 // Asks a forked child which NCCL it loads and how many GPUs it sees: "" and `probe` filled, or why not.
 std::string probe_machine(NcclProbe& probe);
+// Before planning an NCCL replay: a scenario that sets no nccl_version is checked at the version of
+// the NCCL the ranks load, so that the model and the hardware speak of the same release; one that
+// sets another version keeps it, and the note says the two differ. Adds the note to world.notes
+// (printed as what the model assumes); does nothing for MPI scenarios or when `loaded_version` is 0.
+void model_loaded_nccl(model::World& world, int loaded_version);
 std::string nccl_environment(int* gpus);  // "NCCL 2.28.3, 2 GPUs" or the reason there are none
 // "" when mpirun and the rank program (collmc-mpi-rank) are found, else why not.
 std::string mpi_unavailable();
