@@ -57,6 +57,8 @@ int cmd_check(const std::vector<std::string>& args) {
   for (const auto& file : files) {
     try {
       model::World world = model::load_world(file);
+      for (const auto& p : world.warnings)
+        if (!quiet) std::cerr << p.loc.str() << ": warning: " << p.message << "\n";
       for (const auto& p : world.usage_problems)
         if (!quiet) std::cerr << p.loc.str() << ": warning: " << p.message << "\n";
       auto result = checker::check(world, options);

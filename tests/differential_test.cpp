@@ -115,6 +115,16 @@ TEST(Differential, CommutingChoicesNonblockingSerialized) {
   run_family(4, 900, o, 100);
 }
 
+// Issue 23: releases and their calls (one-sided rendezvous, shrink, grow, revoke, abort before 2.24).
+RandomScenarioOptions release_options() {
+  RandomScenarioOptions o;
+  o.max_statements = 3;
+  o.nccl_releases = true;
+  return o;
+}
+
+TEST(Differential, NcclReleases) { run_family(7, 300, release_options(), 150); }
+
 // Two ranks (brute force finishes most of them), any_orders of the open_orders generator.
 RandomScenarioOptions open_order_options() {
   RandomScenarioOptions o;
@@ -200,6 +210,7 @@ TEST(Differential, Long) {
   wide.max_statements = 3;
   run_family(1001, cases / 4, wide, cases / 10, 150000);
   run_family(1002, cases, open_order_options(), cases / 3);
+  run_family(1003, cases / 4, release_options(), cases / 10);
 }
 
 }  // namespace

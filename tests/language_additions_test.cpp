@@ -121,8 +121,8 @@ TEST(NcclVersion, ParsesPrintsAndRefuses) {
 TEST(OneSided, VersionGateAndStaticWindowCheck) {
   const std::string comms = "ranks 2\ncomm A = all\n";
   const std::string good =
-      "rank 0 { alloc w\n alloc x\n register A w\n put_signal A 1 x -> w\n sync main }\n"
-      "rank 1 { alloc w\n register A w\n wait_signal A 0\n sync main }\n";
+      "rank 0 { alloc w\n alloc x\n register A w\n register A x\n put_signal A 1 x -> w\n sync main }\n"
+      "rank 1 { alloc w\n alloc x\n register A w\n register A x\n wait_signal A 0\n sync main }\n";
   EXPECT_EQ(verdict_of(comms + good), model::Verdict::UsageError);  // 2.28 has no ncclPutSignal
   EXPECT_EQ(verdict_of("set nccl_version = 2.29\n" + comms + good), model::Verdict::Safe);
   EXPECT_EQ(

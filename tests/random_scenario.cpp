@@ -24,6 +24,12 @@ class Generator {
     if (o_.knobs && chance(0.25)) out << "set runtime_connect = off\n";
     if (o_.knobs && chance(o_.open_orders ? 0.6 : 0.15)) out << "set comm_mode = nonblocking\n";
     if (o_.knobs && chance(0.15)) out << "set stream_progress = serialized\n";
+    releases_ = o_.nccl_releases && !mpi_;
+    if (releases_) {
+      const int v = pick(0, 4);
+      version_ = v <= 2 ? 23007 : (v == 3 ? 22907 : 22304);
+      out << "set nccl_version = " << (version_ == 23007 ? "2.30.7" : version_ == 22907 ? "2.29.7" : "2.23.4") << "\n";
+    }
     const int ncomms = pick(1, o_.max_comms);
     for (int c = 0; c < ncomms; ++c) {
       std::vector<int> members;
@@ -35,6 +41,22 @@ class Generator {
       for (size_t i = 0; i < members.size(); ++i) out << (i ? ", " : "") << members[i];
       out << "]\n";
     }
+    // Issue 23's children of C0: a shrink to all but its last member, a grow by a rank outside it.
+    const std::vector<int>& c0 = comms_[0];
+    if (releases_ && chance(0.3)) {
+      shrunk_.assign(c0.begin(), c0.end() - 1);
+      out << "comm K = [" << list(shrunk_) << "] uninit\n";
+    }
+    if (releases_ && chance(0.3) && static_cast<int>(c0.size()) < ranks_) {
+      grown_ = c0;
+      for (int r = 0; r < ranks_; ++r)
+        if (!std::count(c0.begin(), c0.end(), r)) {
+          grown_.push_back(r);
+          break;
+        }
+      std::sort(grown_.begin(), grown_.end());
+      out << "comm G = [" << list(grown_) << "] uninit\n";
+    }
     // The agreed protocol.
     struct Call {
       int comm;
@@ -42,10 +64,12 @@ class Generator {
     };
     std::vector<Call> protocol;
     const int n = pick(1, o_.max_statements);
+    if (!shrunk_.empty()) protocol.push_back({0, "@shrink"});
+    if (!grown_.empty()) protocol.push_back({0, "@grow"});
     for (int i = 0; i < n; ++i) {
       int c = pick(0, ncomms - 1);
       std::string name = "C" + std::to_string(c);
-      int k = pick(0, mpi_ ? 3 : 6);
+      int k = pick(0, mpi_ ? 3 : (releases_ ? 8 : 6));
       std::string text;
       switch (k) {
         case 0:
@@ -64,17 +88,34 @@ class Generator {
         case 5:
           text = "broadcast " + name + " " + buffer() + " root=" + std::to_string(comms_[static_cast<size_t>(c)][0]);
           break;
-        default:
+        case 6:
           text = "all_gather " + name + " b1";
+          break;
+        case 7:
+          text = "@ring";  // each member signals the next and waits for the previous
+          break;
+        default:
+          text = "@put";  // the first member puts b0 into the second's b0
           break;
       }
       protocol.push_back({c, text});
     }
+    if (releases_ && chance(0.4)) protocol.push_back({pick(0, ncomms - 1), "@teardown"});
     for (int r = 0; r < ranks_; ++r) {
       std::vector<std::string> body;
-      for (const auto& call : protocol)
-        if (std::count(comms_[static_cast<size_t>(call.comm)].begin(), comms_[static_cast<size_t>(call.comm)].end(), r))
+      for (const auto& call : protocol) {
+        const auto& members = comms_[static_cast<size_t>(call.comm)];
+        if (call.text == "@grow") {
+          if (std::count(grown_.begin(), grown_.end(), r)) body.push_back(grow_text(r));
+          continue;
+        }
+        if (!std::count(members.begin(), members.end(), r)) continue;
+        if (call.text[0] != '@') {
           body.push_back(call.text);
+        } else if (std::string t = expand(call.text, call.comm, r); !t.empty()) {
+          body.push_back(t);
+        }
+      }
       perturb(body);
       if (o_.open_orders && chance(0.6))
         out << "rank " << r << " {\n  any_order {\n    alloc b0\n    alloc b1\n  }\n";
@@ -154,8 +195,10 @@ class Generator {
           wrapped = "either {\n" + indent(inner, 1) + "} or {\n" + indent(inner, 1) + "  sync main\n}";
           break;
         default:
-          // barrier waits for the device: it cannot stand in a group.
-          wrapped = (mpi_ || inner.find("barrier") != std::string::npos ? "any_order {\n" : "group {\n") +
+          // barrier and destroy wait for the device: they cannot stand in a group.
+          wrapped = (mpi_ || inner.find("barrier") != std::string::npos || inner.find("destroy") != std::string::npos
+                         ? "any_order {\n"
+                         : "group {\n") +
                     indent(inner, 1) + "}";
           break;
       }
@@ -202,8 +245,49 @@ class Generator {
     }
   }
 
+  static std::string list(const std::vector<int>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return s;
+  }
+
+  // Rank r's statements for an issue-23 protocol entry on comm `c` (r is a member of it).
+  std::string expand(const std::string& what, int c, int r) {
+    const auto& m = comms_[static_cast<size_t>(c)];
+    const std::string name = "C" + std::to_string(c);
+    const size_t i = static_cast<size_t>(std::find(m.begin(), m.end(), r) - m.begin());
+    if (what == "@ring")
+      return "signal " + name + " " + std::to_string(m[(i + 1) % m.size()]) + "\nwait_signal " + name + " " +
+             std::to_string(m[(i + m.size() - 1) % m.size()]);
+    if (what == "@put") {
+      if (i == 0) return "put_signal " + name + " " + std::to_string(m[1]) + " b0 -> b0";
+      return i == 1 ? "wait_signal " + name + " " + std::to_string(m[0]) : "";
+    }
+    if (what == "@shrink") return std::count(shrunk_.begin(), shrunk_.end(), r) ? "shrink " + name + " -> K" : "";
+    // @teardown
+    switch (pick(0, 3)) {
+      case 0:
+      case 1:
+        return "destroy " + name;
+      case 2:
+        return "abort " + name;
+      default:
+        return "revoke " + name + "\ndestroy " + name;
+    }
+  }
+
+  std::string grow_text(int r) {
+    const auto& c0 = comms_[0];
+    if (!std::count(c0.begin(), c0.end(), r)) return "grow none -> G";
+    return (r == c0.front() && chance(0.85) ? "grow_id C0\n" : "") + std::string("grow C0 -> G");
+  }
+
   std::mt19937& rng_;
   RandomScenarioOptions o_;
+  bool releases_ = false;
+  uint32_t version_ = 0;
+  std::vector<int> shrunk_;
+  std::vector<int> grown_;
   int ranks_ = 2;
   bool mpi_ = false;
   std::vector<std::vector<int>> comms_;

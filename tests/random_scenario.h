@@ -24,6 +24,10 @@ struct RandomScenarioOptions {
   // children that commute (different comms, streams, buffers) and children that do not (one comm
   // twice, a buffer allocated next to its use), to stress the reduction of commuting any_orders.
   bool open_orders = false;
+  // Issue 23: a release picked per case (2.30.7, 2.29.7 or 2.23.4) and its calls: one-sided rings and
+  // puts (the first call's rendezvous, the symmetric source), shrink and grow of the first comm, and a
+  // teardown of one comm by destroy, abort or revoke (abort waits for the peers before 2.24).
+  bool nccl_releases = false;
 };
 
 std::string random_scenario(std::mt19937& rng, const RandomScenarioOptions& options = {});

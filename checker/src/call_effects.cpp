@@ -64,7 +64,14 @@ class Issuer {
             return fail(
                 Verdict::UsageError, c,
                 "register needs memory from alloc (ncclMemAlloc, VMM); '" + bname(c.buffer) + "' is from cudaMalloc");
-          if (alloc_size(c.buffer) == 0) return true;  // size 0: returns at once, joins nothing
+          if (alloc_size(c.buffer) == 0) {
+            // Up to 2.28.x: returns ncclSuccess at once and joins nothing (calibrated: register_size_zero).
+            // From 2.29: ncclInvalidArgument (src/dev_runtime.cc, v2.29.2-1).
+            if (w_.knobs.nccl_version < model::kRegisterEmptyIsError) return true;
+            return fail(Verdict::UsageError, c,
+                        "register of '" + bname(c.buffer) + "' (size 0) on " + w_.comm_name(c.comm) +
+                            ": ncclCommWindowRegister returns ncclInvalidArgument from NCCL 2.29");
+          }
         }
         add_window(c);
         join_host(c, -1);
@@ -113,12 +120,12 @@ class Issuer {
         // From NCCL 2.31.2 a parent's destroy no longer counts a member's abort as its part (the rule
         // and its source: model::kDestroyParentAfterAbortHangs; documented, unmeasured).
         auto& m = member(c.comm);
-        const bool connected = !w_.knobs.runtime_connect || (m.flags & kConnectionsUsed) || has_p2p_connection(c.comm);
+        const bool is_connected = connected(c.comm);
         const bool abort_blocks =
             (m.flags & kSplitParent) && w_.knobs.nccl_version >= model::kDestroyParentAfterAbortHangs;
         if (!(m.flags & (kDestroyed | kAborted))) ++st_.comms[static_cast<size_t>(c.comm)].torn_down;
         m.flags |= kDestroyed;
-        if (connected && !mpi)
+        if (is_connected && !mpi)
           waits_.push_back(Wait{.kind = WaitKind::Teardown,
                                 .comm = static_cast<uint16_t>(c.comm),
                                 .call = static_cast<uint32_t>(c.id),
@@ -127,6 +134,28 @@ class Issuer {
       }
       case OpKind::Abort:
         abort_comm(c);
+        // Up to 2.23.x an abort waits, as a destroy does, until every other member aborted or destroyed
+        // the comm (model::kAbortIsLocal): on the same connected comms the destroy rule holds for.
+        if (!mpi && w_.knobs.nccl_version < model::kAbortIsLocal && connected(c.comm))
+          waits_.push_back(Wait{
+              .kind = WaitKind::Teardown, .comm = static_cast<uint16_t>(c.comm), .call = static_cast<uint32_t>(c.id)});
+        return true;
+      case OpKind::Revoke: {
+        auto& m = member(c.comm);
+        if (m.flags & kRevoked)
+          return fail(Verdict::UsageError, c, w_.comm_name(c.comm) + " is already revoked (ncclInvalidArgument)");
+        // ncclCommRevoke sets the comm's abort flags (its running kernels exit, as for abort) and marks
+        // it finalized; the comm stays a member of its destroy (src/init.cc, v2.28.7-1 ... v2.30.7-1).
+        m.flags |= kRevoked | kFinalized;
+        sem_.drop_aborted_running(rs_, r_);
+        aborted_.emplace_back(c.comm, c.id);
+        return true;
+      }
+      case OpKind::Shrink:
+      case OpKind::Grow:
+        return create_child(c);
+      case OpKind::GrowId:
+        ++st_.comms[static_cast<size_t>(c.comm)].grow_ids;
         return true;
       case OpKind::SyncStream:
       case OpKind::SyncDevice:
@@ -184,6 +213,10 @@ class Issuer {
 
   // Appends the device entries (one per stream) and the waits of everything issued.
   void finish(ThreadState& thread) {
+    // The first one-sided call on a comm registers NCCL's signal window at the group's end, after the
+    // group's own window registrations (src/group.cc: regTaskQueue, then rmaCeInitTaskQueue).
+    for (const auto& [comm, call] : rma_init_)
+      if (!violation_) join_slot(w_.calls[static_cast<size_t>(call)], comm, 0, -1);
     if (!parts_.empty()) {
       const bool serialized = w_.knobs.stream_progress == model::StreamProgress::Serialized;
       const uint32_t seq = serialized ? rs_.next_seq++ : 0;
@@ -224,6 +257,42 @@ class Issuer {
     return a == 0 ? model::kDefaultBufferSize : w_.calls[a - 1].size;
   }
 
+  // With runtime_connect = off NCCL connects every comm at its creation (measured: a cold destroy
+  // waits, docs/HARDWARE.md 2026-12-02); otherwise a comm is connected once it used connections.
+  bool connected(int comm) {
+    return !w_.knobs.runtime_connect || (member(comm).flags & kConnectionsUsed) || has_p2p_connection(comm);
+  }
+
+  // shrink, grow: the rank joins the creation of the child (a host slot of the child, over the child's
+  // members). The parent's count of children (ncclComm's childCount, which seeds the child's magic)
+  // must agree: the slot compares it (the sequence of split/shrink/grow on a parent matches on every
+  // rank). A grow on the parent's first or last rank waits for the id grow_id hands out.
+  bool create_child(const Call& c) {
+    if (c.child < 0)  // only a projected world (shrink/) drops the child: the language always names one
+      return fail(Verdict::UsageError, c, std::string(model::op_name(c.kind)) + " without the communicator it creates");
+    auto& child = member(c.child);
+    if (child.flags & kCreated)
+      return fail(Verdict::UsageError, c,
+                  std::string(model::op_name(c.kind)) + " creates " + w_.comm_name(c.child) + ", which already exists");
+    child.flags |= kCreated;
+    uint64_t sequence = kNoParent;
+    if (c.comm >= 0) {
+      auto& parent = member(c.comm);
+      sequence = parent.children++;
+      if (c.kind == OpKind::Grow) {
+        const auto& members = w_.comms[static_cast<size_t>(c.comm)].members;
+        const uint32_t id = parent.grows++;
+        if (members.size() > 1 && (r_ == members.front() || r_ == members.back()))
+          waits_.push_back(Wait{.kind = WaitKind::GrowId,
+                                .comm = static_cast<uint16_t>(c.comm),
+                                .slot = id,
+                                .call = static_cast<uint32_t>(c.id)});
+      }
+    }
+    join_slot(c, c.child, sequence, -1);
+    return !violation_;
+  }
+
   bool has_p2p_connection(int comm) const {
     return std::any_of(rs_.p2p.begin(), rs_.p2p.end(),
                        [&](const P2pState& p) { return p.comm == comm && p.connect_reached; });
@@ -243,6 +312,12 @@ class Issuer {
           name + " is not created yet on rank " + std::to_string(r_) + " (declared uninit: init or split creates it)");
     if (m.flags & (kDestroyed | kAborted))
       return fail(Verdict::UsageError, c, name + " was already destroyed or aborted on rank " + std::to_string(r_));
+    if (m.flags & kRevoked) {
+      if (c.kind == OpKind::Destroy || c.kind == OpKind::Abort || c.kind == OpKind::Shrink) return true;
+      return fail(Verdict::UsageError, c,
+                  name + " was revoked on rank " + std::to_string(r_) +
+                      ": only destroy, abort and shrink may follow (ncclInvalidUsage)");
+    }
     if ((m.flags & kFinalized) && c.kind != OpKind::Destroy && c.kind != OpKind::Abort)
       return fail(Verdict::UsageError, c, name + " was already finalized on rank " + std::to_string(r_));
     return true;
@@ -301,6 +376,8 @@ class Issuer {
 
   // The first difference between two calls filling the same slot, or "".
   std::string difference(const Call& a, uint64_t count_a, const Call& b, uint64_t count_b) const {
+    // The signal-window registration of the first one-sided call is the same whichever call it was.
+    if (model::is_one_sided(a.kind) && model::is_one_sided(b.kind)) return {};
     if (a.kind != b.kind) return std::string(model::op_name(a.kind)) + " and " + std::string(model::op_name(b.kind));
     if (a.kind == OpKind::Init) {
       // The member lists the two ranks passed (the declared members when they passed none).
@@ -311,6 +388,15 @@ class Issuer {
         return "member lists: rank " + std::to_string(a.rank) + " passes " + model::rank_list_text(va) + ", rank " +
                std::to_string(b.rank) + " passes " + model::rank_list_text(vb);
     }
+    if (a.kind == OpKind::Register && w_.profile_of(a) == Profile::Nccl &&
+        w_.knobs.nccl_version < model::kRegisterSizesMayDiffer && count_a != count_b)
+      return "window sizes " + std::to_string(count_a) + " and " + std::to_string(count_b) +
+             " bytes (NCCL before 2.30 needs one size)";
+    if ((a.kind == OpKind::Shrink || a.kind == OpKind::Grow) && count_a != kNoParent && count_b != kNoParent &&
+        count_a != count_b)
+      return "the parent's child sequence: rank " + std::to_string(a.rank) + " creates its child number " +
+             std::to_string(count_a + 1) + " of " + w_.comm_name(a.comm) + ", rank " + std::to_string(b.rank) +
+             " its number " + std::to_string(count_b + 1);
     if (model::is_collective(a.kind) || a.kind == OpKind::Barrier) {
       if (count_a != count_b) return "count " + std::to_string(count_a) + " and " + std::to_string(count_b);
       if (a.dtype != b.dtype)
@@ -326,18 +412,23 @@ class Issuer {
 
   // Takes the comm's next host slot (an HBC) and waits for it unless the comm is nonblocking.
   void join_host(const Call& c, int child) {
-    auto& m = member(c.comm);
+    join_slot(c, c.comm, c.kind == OpKind::Register ? alloc_size(c.buffer) : effective_count(c), child);
+  }
+
+  // Takes host slot `comm`'s next slot for `c` (counted as `count` in the comparison of the calls).
+  void join_slot(const Call& c, int comm_id, uint64_t count, int child) {
+    auto& m = member(comm_id);
     const uint32_t k = m.host_issued++;
-    auto& cs = st_.comms[static_cast<size_t>(c.comm)];
+    auto& cs = st_.comms[static_cast<size_t>(comm_id)];
     const size_t idx = k - cs.host_base;
-    const uint64_t count = effective_count(c);
     if (idx < cs.host_open.size()) {
+      if (cs.host_open[idx].count == kNoParent) cs.host_open[idx].count = count;  // compare with a parent's rank
       const auto& first = cs.host_open[idx];
       const Call& fc = w_.calls[first.call];
       std::string diff = difference(fc, first.count, c, count);
       if (!diff.empty()) {
         fail(Verdict::Mismatch, c,
-             "host slot " + std::to_string(k) + " of " + w_.comm_name(c.comm) +
+             "host slot " + std::to_string(k) + " of " + w_.comm_name(comm_id) +
                  " is filled by different calls: " + diff + " (rank " + std::to_string(fc.rank) + " " +
                  sem_.call_ref(fc.id) + ", rank " + std::to_string(r_) + " " + sem_.call_ref(c.id) + ")");
         return;
@@ -353,18 +444,18 @@ class Issuer {
       std::pair<uint16_t, int16_t> entry(static_cast<uint16_t>(r_), static_cast<int16_t>(child));
       children.insert(std::lower_bound(children.begin(), children.end(), entry), entry);
     }
-    if (w_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Blocking)
+    if (w_.comms[static_cast<size_t>(comm_id)].mode == model::CommMode::Blocking)
       waits_.push_back(Wait{.kind = WaitKind::HostSlot,
-                            .comm = static_cast<uint16_t>(c.comm),
+                            .comm = static_cast<uint16_t>(comm_id),
                             .slot = k,
                             .call = static_cast<uint32_t>(c.id)});
-    settle_host(c);
+    settle_host(c, comm_id);
   }
 
   // Pops the slots every member has reached; checks split children when a split slot completes.
-  void settle_host(const Call& c) {
-    auto& cs = st_.comms[static_cast<size_t>(c.comm)];
-    const auto& comm = w_.comms[static_cast<size_t>(c.comm)];
+  void settle_host(const Call& c, int comm_id) {
+    auto& cs = st_.comms[static_cast<size_t>(comm_id)];
+    const auto& comm = w_.comms[static_cast<size_t>(comm_id)];
     while (!cs.host_open.empty() && cs.host_open.front().arrived == comm.members.size()) {
       const OpenSlot& done = cs.host_open.front();
       if (!done.split_children.empty()) check_split(c, done);
@@ -598,6 +689,18 @@ class Issuer {
   // registers is found when the scenario is resolved.)
   bool one_sided(const Call& c) {
     if (!check_buffer(c, c.buffer)) return false;
+    // rmaTaskAppend (src/enqueue.cc, v2.29.2-1 ... v2.30.7-1): the source of a put must lie in a
+    // symmetric window of the comm, or the call returns ncclInvalidArgument.
+    if (c.kind == OpKind::PutSignal && !symmetric_buffer(c.comm, c.buffer))
+      return fail(Verdict::UsageError, c,
+                  "put_signal from '" + bname(c.buffer) + "', which is not in a symmetric window on " +
+                      w_.comm_name(c.comm) + " (ncclPutSignal returns ncclInvalidArgument)");
+    // The rank's first one-sided call on the comm also registers NCCL's signal window: a host
+    // collective over every member at the group's end (finish()).
+    if (auto& m = member(c.comm); !(m.flags & kRmaReady)) {
+      m.flags |= kRmaReady;
+      rma_init_.emplace_back(c.comm, c.id);
+    }
     DevicePart p;
     p.call = static_cast<uint32_t>(c.id);
     p.comm = static_cast<uint16_t>(c.comm);
@@ -617,7 +720,10 @@ class Issuer {
   RankState& rs_;
   std::vector<std::pair<int, std::vector<DevicePart>>> parts_;  // per stream, in issue order
   std::vector<Wait> waits_;
-  std::vector<std::pair<int, int>> aborted_;  // (comm, abort call) of the aborts among these calls
+  std::vector<std::pair<int, int>> aborted_;   // (comm, abort call) of the aborts among these calls
+  std::vector<std::pair<int, int>> rma_init_;  // (comm, call) of the first one-sided calls among these calls
+  // The child sequence of a grow by a new rank (no parent): compared with nothing.
+  static constexpr uint64_t kNoParent = UINT64_MAX;
 };
 
 std::optional<Violation> apply_calls(const Semantics& semantics, State& next, int rank, int thread,

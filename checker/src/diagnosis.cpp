@@ -185,8 +185,16 @@ std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) co
             " for its kernels queued behind other work to start (and see the abort); abort the comms together "
             "(one group) to release them";
       break;
+    case WaitKind::GrowId:
+      out = "waits in the grow of " + comm.name + " for the id grow_id hands to its first and last rank (id " +
+            std::to_string(w.slot + 1) + ")";
+      for (int m : comm.members) miss(m);
+      break;
     case WaitKind::Teardown:
-      out = "waits for every member to destroy " + comm.name + " (it is connected)";
+      out = world_.calls[w.call].kind == OpKind::Abort
+                ? "waits in the abort for every member to abort or destroy " + comm.name + " (NCCL before " +
+                      model::nccl_version_text(model::kAbortIsLocal) + ": abort is an intra-node collective)"
+                : "waits for every member to destroy " + comm.name + " (it is connected)";
       if (w.count == 1)
         out += "; from NCCL " + model::nccl_version_text(model::kDestroyParentAfterAbortHangs) +
                " a member that aborted a parent comm never does";
@@ -420,9 +428,16 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
             d.label = "recv from any rank on " + world_.comm_name(w.comm);
             on_members(d, w.comm, [&](int m) { return m != r; });
             break;
+          case WaitKind::GrowId:
+            // Any member may hand out the id.
+            d.comm = w.comm;
+            d.label = "grow id of " + world_.comm_name(w.comm);
+            on_members(d, w.comm, [&](int m) { return m != r; });
+            break;
           case WaitKind::Teardown:
             d.comm = w.comm;
-            d.label = "destroy of " + world_.comm_name(w.comm);
+            d.label =
+                (world_.calls[w.call].kind == OpKind::Abort ? "abort of " : "destroy of ") + world_.comm_name(w.comm);
             on_members(d, w.comm, [&](int m) { return owes_teardown(w, member(m, w.comm).flags); });
             break;
           case WaitKind::StoreKey:

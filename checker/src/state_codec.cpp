@@ -136,6 +136,8 @@ void write_rank(Writer& w, const RankState& rk) {
     w.u(m.host_issued);
     w.u(m.dev_issued);
     w.u(m.flags);
+    w.u(m.children);
+    w.u(m.grows);
   });
   write_vec(w, rk.windows, [&](const WindowState& x) {
     w.u(x.comm);
@@ -174,6 +176,7 @@ void write_comm(Writer& w, const CommState& c) {
   };
   w.u(c.connected);
   w.u(c.torn_down);
+  w.u(c.grow_ids);
   w.u(c.host_base);
   write_vec(w, c.host_open, slot);
   w.u(c.dev_base);
@@ -242,7 +245,9 @@ State decode_state(std::string_view bytes) {
     read_vec(r, rk.members, [&](MemberState& m) {
       m.host_issued = r.as<uint32_t>();
       m.dev_issued = r.as<uint32_t>();
-      m.flags = r.as<uint8_t>();
+      m.flags = r.as<uint16_t>();
+      m.children = r.as<uint16_t>();
+      m.grows = r.as<uint16_t>();
     });
     read_vec(r, rk.windows, [&](WindowState& x) {
       x.comm = r.as<uint16_t>();
@@ -280,6 +285,7 @@ State decode_state(std::string_view bytes) {
   read_vec(r, s.comms, [&](CommState& c) {
     c.connected = r.as<uint32_t>();
     c.torn_down = r.as<uint32_t>();
+    c.grow_ids = r.as<uint32_t>();
     c.host_base = r.as<uint32_t>();
     read_vec(r, c.host_open, slot);
     c.dev_base = r.as<uint32_t>();

@@ -26,6 +26,7 @@ bool reads_device(const Call& c, Profile profile) {
     case OpKind::Free:
     case OpKind::CudaFree:
     case OpKind::Abort:
+    case OpKind::Revoke:  // drops its comm's running kernels, as abort does
       return true;
     case OpKind::Deregister:
       return profile == Profile::Nccl;
@@ -196,6 +197,8 @@ bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
       return false;  // a MatchAny step removes it
     case WaitKind::AbortDrain:
       return !has_part(rs, w.comm);
+    case WaitKind::GrowId:
+      return s.comms[w.comm].grow_ids > w.slot;
   }
   return false;
 }
@@ -521,7 +524,7 @@ void Semantics::complete_part(State& s, int rank, PartKind kind, int comm, uint3
 
 void Semantics::drop_aborted_running(RankState& rs, int rank) const {
   auto aborted = [&](const DevicePart& p) {
-    return (rs.members[static_cast<size_t>(local_index(rank, p.comm))].flags & kAborted) != 0;
+    return (rs.members[static_cast<size_t>(local_index(rank, p.comm))].flags & (kAborted | kRevoked)) != 0;
   };
   for (bool changed = true; changed;) {
     changed = false;

@@ -53,6 +53,22 @@ std::string nccl_version_text(uint32_t code) {
   return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
 }
 
+bool known_nccl_release(uint32_t code) {
+  for (uint32_t r : kKnownNcclReleases)
+    if (r == code || (code % 100 == 0 && r / 100 == code / 100)) return true;
+  return false;
+}
+
+uint32_t nearest_known_nccl_release(uint32_t code) {
+  uint32_t best = kKnownNcclReleases[0];
+  for (uint32_t r : kKnownNcclReleases) {
+    const uint32_t d = r > code ? r - code : code - r;
+    const uint32_t bd = best > code ? best - code : code - best;
+    if (d < bd) best = r;
+  }
+  return best;
+}
+
 std::string_view profile_name(Profile p) { return p == Profile::Mpi ? "mpi" : "nccl"; }
 std::string_view comm_mode_name(CommMode m) { return m == CommMode::Nonblocking ? "nonblocking" : "blocking"; }
 

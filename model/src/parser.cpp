@@ -204,6 +204,7 @@ class Parser {
     expect(TokKind::Equals, "'='");
     const Token& val_tok = peek();
     if (key == "nccl_version") {
+      sc_.nccl_version_loc = loc_of(val_tok);
       sc_.knobs.nccl_version = nccl_version(val_tok);
       sc_.knobs.nccl_version_set = true;
       end_of_statement();
@@ -573,11 +574,24 @@ class Parser {
             s.members = rank_set("the member list this rank passes");
           break;
         case OpForm::Split:
-          comm_name();
+          // `grow none -> CHILD`: a new rank, which has no parent (ncclCommGrow with comm = NULL).
+          if (s.op == OpKind::Grow && at_name("none")) {
+            s.comm_loc = loc_of(peek());
+            advance();
+          } else {
+            comm_name();
+          }
           expect(TokKind::Arrow, "'->'");
           s.child_loc = loc_of(peek());
-          s.child = expect_name("the child communicator or 'none'");
-          if (s.child == "none") s.child.clear();
+          if (s.op == OpKind::Split) {
+            s.child = expect_name("the child communicator or 'none'");
+            if (s.child == "none") s.child.clear();
+          } else {
+            const Token& child = peek();
+            s.child = expect_name("the communicator it creates");
+            if (s.child == "none")
+              fail_msg(child, std::string(op_name(s.op)) + " creates a communicator: 'none' is only for split");
+          }
           break;
         case OpForm::Barrier:
           comm_name();

@@ -195,7 +195,8 @@ std::string print_call(const World& w, const Call& c) {
     case OpForm::Comm:
       return op + " " + comm_word(w, c.comm) + (c.members_view.empty() ? "" : " " + rank_list_text(c.members_view));
     case OpForm::Split:
-      return op + " " + comm_word(w, c.comm) + " -> " + (c.child >= 0 ? comm_word(w, c.child) : "none");
+      return op + " " + (c.comm >= 0 ? comm_word(w, c.comm) : std::string("none")) + " -> " +
+             (c.child >= 0 ? comm_word(w, c.child) : "none");
     case OpForm::Barrier:
       return op + " " + comm_word(w, c.comm) + call_args(w, c);
     case OpForm::PointToPoint:

@@ -52,6 +52,15 @@ class Resolver {
     w_.ranks = sc_.ranks;
     w_.knobs = sc_.knobs;
     w_.expect = sc_.expect;
+    if (sc_.nccl_version_loc && !known_nccl_release(sc_.knobs.nccl_version)) {
+      const std::string nearest = nccl_version_text(nearest_known_nccl_release(sc_.knobs.nccl_version));
+      w_.warnings.push_back(
+          Diagnostic{*sc_.nccl_version_loc, "NCCL " + nccl_version_text(sc_.knobs.nccl_version) +
+                                                " is not a release collmc knows; the nearest known is " + nearest});
+      w_.notes.push_back("NCCL " + nccl_version_text(sc_.knobs.nccl_version) +
+                         " is not a release collmc knows (nearest: " + nearest +
+                         "): the version rules are applied by number");
+    }
     w_.streams.push_back("main");
     w_.dtypes.push_back("float32");
     w_.redops.push_back("sum");
@@ -163,7 +172,7 @@ class Resolver {
       throw InputError(s.peer_loc,
                        "'recv COMM any' (MPI_ANY_SOURCE) needs 'set profile = mpi': NCCL has no wildcard receive");
     if (!s.comm.empty()) known_comm(s.comm, s.comm_loc);
-    if (s.op == OpKind::Split && !s.child.empty()) known_comm(s.child, s.child_loc);
+    if (op_form(s.op) == OpForm::Split && !s.child.empty()) known_comm(s.child, s.child_loc);
     if (!s.args.dtype.empty()) {
       std::string d = canonical_dtype(s.args.dtype);
       bool known = std::any_of(std::begin(kDtypes), std::end(kDtypes), [&](const DtypeInfo& i) { return d == i.name; });
@@ -427,6 +436,25 @@ class Resolver {
     return ids.front();
   }
 
+  // shrink: the child is the parent less the excluded ranks (at least one: ncclCommShrink refuses an
+  // empty exclude list); grow: the child holds every rank of the parent and more.
+  void check_child_members(Call& c, const Stmt& s) {
+    const auto& parent = w_.comms[static_cast<size_t>(c.comm)].members;
+    const auto& child = w_.comms[static_cast<size_t>(c.child)].members;
+    const bool inside = std::includes(parent.begin(), parent.end(), child.begin(), child.end());
+    const bool covers = std::includes(child.begin(), child.end(), parent.begin(), parent.end());
+    if (s.op == OpKind::Shrink && !(inside && child.size() < parent.size()))
+      usage(c, s.child_loc,
+            "shrink of '" + w_.comm_name(c.comm) + "' to '" + w_.comm_name(c.child) + "': the child's members " +
+                rank_list_text(child) + " must be the parent's " + rank_list_text(parent) +
+                " less at least one excluded rank");
+    if (s.op == OpKind::Grow && !(covers && child.size() > parent.size()))
+      usage(c, s.child_loc,
+            "grow of '" + w_.comm_name(c.comm) + "' to '" + w_.comm_name(c.child) + "': the child's members " +
+                rank_list_text(child) + " must hold every rank of the parent's " + rank_list_text(parent) +
+                " and more");
+  }
+
   void usage(Call& c, const SourceLoc& loc, const std::string& msg) {
     if (c.usage_error.empty()) c.usage_error = msg;
     w_.usage_problems.push_back(Diagnostic{loc, msg});
@@ -462,11 +490,13 @@ class Resolver {
     if (s.peer) c.peer = *s.peer;
     c.any_source = s.any_source;
     if (!s.comm.empty()) c.comm = comm_for_rank(s.comm, s.comm_loc, c, true);
-    if (s.op == OpKind::Split && !s.child.empty()) {
+    if (op_form(s.op) == OpForm::Split && !s.child.empty()) {
       c.child = comm_for_rank(s.child, s.child_loc, c, true);
       const CommInstance& child = w_.comms[static_cast<size_t>(c.child)];
       if (!child.uninit)
-        usage(c, s.child_loc, "split creates '" + child.name + "', which already exists (declare it 'uninit')");
+        usage(c, s.child_loc,
+              std::string(op_name(s.op)) + " creates '" + child.name + "', which already exists (declare it 'uninit')");
+      if (c.comm >= 0 && (s.op == OpKind::Shrink || s.op == OpKind::Grow)) check_child_members(c, s);
     }
     if (c.comm >= 0) {
       const CommInstance& comm = w_.comms[static_cast<size_t>(c.comm)];
@@ -481,7 +511,7 @@ class Resolver {
       usage(c, s.loc,
             std::string(op_info(s.op).nccl_name) + " needs NCCL " + nccl_version_text(since) +
                 " or later; the scenario models " + nccl_version_text(sc_.knobs.nccl_version) + " (set nccl_version)");
-    if (is_one_sided(s.op) && stmt_profile(s) == Profile::Mpi)
+    if (nccl_only(s.op) && stmt_profile(s) == Profile::Mpi)
       usage(c, s.loc, "'" + std::string(op_name(s.op)) + "' is an NCCL call; '" + s.comm + "' is an mpi communicator");
     if (c.peer == rank_ && is_one_sided(s.op)) usage(c, s.peer_loc, "'" + std::string(op_name(s.op)) + "' to itself");
     if (op_form(s.op) == OpForm::KeyRanks) {
@@ -493,8 +523,9 @@ class Resolver {
       throw InputError(s.comm_loc, "'" + s.comm +
                                        "' is per_rank: its init needs the member list this rank passes ('init " +
                                        s.comm + " [RANKS]')");
-    if (s.op == OpKind::Split && c.child >= 0 && w_.comms[static_cast<size_t>(c.child)].per_rank)
-      throw InputError(s.child_loc, "split cannot create per_rank communicator '" + s.child + "' (only init can)");
+    if (op_form(s.op) == OpForm::Split && c.child >= 0 && w_.comms[static_cast<size_t>(c.child)].per_rank)
+      throw InputError(s.child_loc, std::string(op_name(s.op)) + " cannot create per_rank communicator '" + s.child +
+                                        "' (only init can)");
     if (s.op == OpKind::Init && c.comm >= 0 && !w_.comms[static_cast<size_t>(c.comm)].uninit)
       usage(c, s.comm_loc, "init of '" + w_.comm_name(c.comm) + "', which already exists (declare it 'uninit')");
     w_.calls.push_back(std::move(c));

@@ -207,6 +207,11 @@ class MpiCalls : public RankCalls {
       case OpKind::Abort:  // no MPI call aborts one communicator: the handle is dropped
         set_comm(c.comm, MPI_COMM_NULL);
         return;
+      case OpKind::Shrink:
+      case OpKind::Grow:
+      case OpKind::GrowId:
+      case OpKind::Revoke:  // NCCL-only: the scenario is refused on an mpi comm (resolve.cpp)
+        throw std::runtime_error(what + " has no MPI call");
       case OpKind::AllReduce: {
         const int n = count_of(c);
         void* out = c.buffer2 >= 0 ? ptr(c.buffer2) : ptr(c.buffer);

@@ -260,6 +260,30 @@ class NcclCalls : public RankCalls {
         nccl(lib_.ncclCommAbort(comm), "ncclCommAbort");
         set_comm(c.comm, nullptr);
         return;
+      case OpKind::Shrink: {
+        // The ranks of the parent that the child leaves out, as the parent numbers them.
+        const auto& parent = w_.comms[static_cast<size_t>(c.comm)];
+        const auto& child = w_.comms[static_cast<size_t>(c.child)];
+        std::vector<int> excluded;
+        for (int member : parent.members)
+          if (!child.has_member(member)) excluded.push_back(parent.member_index(member));
+        ncclConfig_t cfg = config(c.child);
+        ncclComm_t handle = nullptr;
+        require(lib_.ncclCommShrink, "ncclCommShrink");
+        nccl(lib_.ncclCommShrink(comm, excluded.data(), static_cast<int>(excluded.size()), &handle, &cfg,
+                                 NCCL_SHRINK_DEFAULT),
+             "ncclCommShrink", comm);
+        set_comm(c.child, handle);
+        return;
+      }
+      case OpKind::Revoke:
+        require(lib_.ncclCommRevoke, "ncclCommRevoke");
+        nccl(lib_.ncclCommRevoke(comm, NCCL_REVOKE_DEFAULT), "ncclCommRevoke", comm);
+        return;
+      case OpKind::Grow:
+      case OpKind::GrowId:
+        // Refused before any rank starts (launcher.cpp): the id's hand-off to new ranks is not built.
+        throw Failure(std::string(model::op_name(c.kind)) + " is not replayed");
       case OpKind::AllReduce: {
         char* in = ptr(c.buffer);
         char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : in;

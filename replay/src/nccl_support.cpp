@@ -141,6 +141,14 @@ std::vector<std::string_view> nccl_functions_for(model::OpKind kind) {
       return {"ncclCommDestroy"};
     case OpKind::Abort:
       return {"ncclCommAbort"};
+    case OpKind::Shrink:
+      return {"ncclCommShrink"};
+    case OpKind::Grow:
+      return {"ncclCommGrow"};
+    case OpKind::GrowId:
+      return {"ncclCommGetUniqueId"};
+    case OpKind::Revoke:
+      return {"ncclCommRevoke"};
     case OpKind::AllReduce:
       return {"ncclAllReduce"};
     case OpKind::AllGather:

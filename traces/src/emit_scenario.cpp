@@ -361,7 +361,9 @@ class Emitter {
       case CallKind::CommInit:
       case CallKind::CommFinalize:
       case CallKind::CommDestroy:
-      case CallKind::CommAbort: {
+      case CallKind::CommAbort:
+      case CallKind::CommRevoke:
+      case CallKind::CommGetUniqueId: {
         std::string n = comm();
         return n.empty() ? "" : std::string(kw) + " " + n;
       }
@@ -455,6 +457,10 @@ class Emitter {
       }
       case CallKind::GroupStart:
       case CallKind::GroupEnd:
+        return "";
+      case CallKind::CommShrink:
+      case CallKind::CommGrow:
+        reason = std::string(kw) + ": the trace does not name the child communicator's members";
         return "";
       case CallKind::Other:
         reason = c.detail.empty() ? "a call the language has no statement for" : c.detail;

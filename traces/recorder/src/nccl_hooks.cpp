@@ -41,6 +41,7 @@ ncclResult_t ncclWaitSignal(int nDesc, ncclWaitSignalDesc_t* signalDescs, ncclCo
 #if NCCL_VERSION_CODE < NCCL_VERSION(2, 30, 0)
 extern "C" {
 ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags);
+ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
 ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
                           ncclConfig_t* config);
 }
@@ -173,7 +174,7 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newc
 ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeRanksCount, ncclComm_t* newcomm,
                             ncclConfig_t* config, int shrinkFlags) {
   return nccl_call<&ncclCommShrink>(
-      "ncclCommShrink",
+      recorded_name(OpKind::Shrink),
       [&](JsonLine& in) { in.ptr("comm", comm).i64("exclude_count", excludeRanksCount).i64("flags", shrinkFlags); },
       child_comm_output(newcomm), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
 }
@@ -181,7 +182,7 @@ ncclResult_t ncclCommShrink(ncclComm_t comm, int* excludeRanksList, int excludeR
 ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
                           ncclConfig_t* config) {
   return nccl_call<&ncclCommGrow>(
-      "ncclCommGrow",
+      recorded_name(OpKind::Grow),
       [&](JsonLine& in) {
         in.ptr("comm", comm)
             .hex("uid", uniqueId != nullptr ? unique_id_hash(*uniqueId) : 0, 16)
@@ -193,8 +194,18 @@ ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqu
 
 ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) {
   return nccl_call<&ncclCommRevoke>(
-      "ncclCommRevoke", [&](JsonLine& in) { in.ptr("comm", comm).i64("flags", revokeFlags); }, no_outputs, comm,
-      revokeFlags);
+      recorded_name(OpKind::Revoke), [&](JsonLine& in) { in.ptr("comm", comm).i64("flags", revokeFlags); }, no_outputs,
+      comm, revokeFlags);
+}
+
+// The grow id (2.29+): the parent comm in, the id's hash out (the new ranks' ncclCommGrow passes it).
+ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId) {
+  return nccl_call<&ncclCommGetUniqueId>(
+      recorded_name(OpKind::GrowId), [&](JsonLine& in) { in.ptr("comm", comm); },
+      [uniqueId](JsonLine& out, ncclResult_t r) {
+        if (r == ncclSuccess && uniqueId != nullptr) out.hex("uid", unique_id_hash(*uniqueId), 16);
+      },
+      comm, uniqueId);
 }
 
 // finalize, destroy, abort: the communicator is the only argument.

@@ -87,7 +87,7 @@ class Semantics final : public NextState, public IndependenceInfo {
   // Teardown wait `w` waits for: it has neither destroyed nor aborted the comm, or it aborted a parent
   // comm under NCCL >= 2.31.2 (`w.count == 1`: model::kDestroyParentAfterAbortHangs), where an abort
   // never counts.
-  static bool owes_teardown(const Wait& w, uint8_t flags) {
+  static bool owes_teardown(const Wait& w, uint16_t flags) {
     return !(flags & (kDestroyed | kAborted)) || (w.count == 1 && (flags & kAborted));
   }
   // The rank's local index of `comm` (its position among the rank's comms), or -1. A search of the

@@ -20,6 +20,8 @@ enum class WaitKind : uint8_t {
   Teardown,    // destroy of a connected `comm`: released when every member entered its destroy
   StoreKey,    // store_wait / host_barrier: released when host store key `slot` counts `count` or more
   P2pAny,      // mpi `recv COMM any` (MPI_ANY_SOURCE): never holds; a MatchAny step picks a sender and removes it
+  GrowId,      // grow of PARENT `comm` on its first or last rank: released once grow_id on `comm` handed
+               // it id number `slot` (ncclCommGetUniqueId sends the id to those two ranks; NCCL 2.29+)
   AbortDrain,  // abort of `comm` (alone or with the other comms of its group): released once none of this
                // rank's work on `comm` is left, i.e. every kernel of it reached its stream's head and
                // exited; a kernel queued behind another comm's stuck kernel never does (issue 14 item 6)
@@ -77,7 +79,7 @@ struct StreamEntry {
   bool operator==(const StreamEntry&) const = default;
 };
 
-enum MemberFlag : uint8_t {
+enum MemberFlag : uint16_t {
   kCreated = 1,
   kConnectReached = 2,
   kFinalized = 4,
@@ -89,13 +91,19 @@ enum MemberFlag : uint8_t {
   // This rank split a child from the comm (it is a parent): its destroy follows the 2.31.2 rule
   // (model::kDestroyParentAfterAbortHangs).
   kSplitParent = 64,
+  // This rank's first one-sided call on the comm ran NCCL's signal-window registration (NCCL 2.29+).
+  kRmaReady = 128,
+  // ncclCommRevoke: the comm's kernels exit, and only destroy, abort and shrink may follow.
+  kRevoked = 256,
 };
 
 // A rank's view of one comm it belongs to.
 struct MemberState {
   uint32_t host_issued = 0;  // host slots taken
   uint32_t dev_issued = 0;   // device slots taken
-  uint8_t flags = 0;
+  uint16_t flags = 0;
+  uint16_t children = 0;  // comms this rank created from this one (split, shrink, grow): ncclComm's childCount
+  uint16_t grows = 0;     // of which grows (the grow id each one needs, on the first and last rank)
   bool operator==(const MemberState&) const = default;
 };
 
@@ -156,6 +164,7 @@ struct CommState {
   // flags, so that a wait on every member is one comparison, not a scan of the comm.
   uint32_t connected = 0;
   uint32_t torn_down = 0;
+  uint32_t grow_ids = 0;   // grow ids handed out on this comm (grow_id)
   uint32_t host_base = 0;  // host slots below this are complete
   std::vector<OpenSlot> host_open;
   uint32_t dev_base = 0;  // device slots below this were reached by every member

@@ -102,6 +102,7 @@ struct Scenario {
   std::optional<Verdict> expect;
   SourceLoc expect_loc;
   Knobs knobs;
+  std::optional<SourceLoc> nccl_version_loc;  // where `set nccl_version` was given
   std::vector<CommDecl> comms;
   std::vector<ProcessDecl> processes;
   std::vector<RankBody> bodies;

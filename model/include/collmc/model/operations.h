@@ -54,6 +54,33 @@ std::string nccl_version_text(uint32_t code);  // "2.28.3"
 // - from 2.31.2 the destroy of a parent comm (one a rank split a child from) after a member aborted it
 //   never completes; up to 2.30.x that abort counts as the member's part of the destroy, as for any comm.
 inline constexpr uint32_t kDestroyParentAfterAbortHangs = nccl_version_code(2, 31, 2);
+// - up to 2.23.x ncclCommAbort waits, like destroy, until every other member (on the node) has aborted
+//   or destroyed the comm: the proxy service thread keeps serving its local peers until they close
+//   (src/proxy.cc, ncclProxyService, v2.17.1-1 ... v2.23.4-1; NVIDIA/nccl#863, #1013, pytorch#118692).
+//   From 2.24 (NCCL_CUMEM_HOST_ENABLE on by default) an abort closes those connections: it is local.
+inline constexpr uint32_t kAbortIsLocal = nccl_version_code(2, 24, 0);
+// - from 2.29 ncclCommWindowRegister with a NULL buffer or size 0 returns ncclInvalidArgument at once
+//   (src/dev_runtime.cc, v2.29.2-1); up to 2.28.x it returned ncclSuccess without joining the
+//   collective (the calibrated register_size_zero deadlock).
+inline constexpr uint32_t kRegisterEmptyIsError = nccl_version_code(2, 29, 0);
+// - from 2.29 the first one-sided call (put_signal, signal, wait_signal) a rank issues on a comm
+//   registers NCCL's signal window at its group end: a symmetric registration over every member
+//   (src/enqueue.cc rmaTaskAppend, src/group.cc, src/rma/rma_ce.cc ncclRmaCeInit, v2.29.2-1 ...
+//   v2.30.7-1). It exists with the one-sided calls, so first_nccl_version covers it.
+// - up to 2.29.x the members must register windows of one size; from 2.30 the sizes may differ
+//   (src/dev_runtime.cc, v2.30.3-1: lsaMaxSize, "to support asymmetric sizes").
+inline constexpr uint32_t kRegisterSizesMayDiffer = nccl_version_code(2, 30, 0);
+
+// The NCCL releases collmc knows (NVIDIA/nccl's tags v2.17.1-1 ... v2.30.7-1, and 2.31.2 for its
+// destroy rule). A release in a minor line collmc knows without a patch number (`2.29`) is that line.
+inline constexpr uint32_t kKnownNcclReleases[] = {
+    21701, 21801, 21803, 21805, 21806, 21901, 21903, 21904, 22003, 22005, 22105,
+    22203, 22304, 22403, 22501, 22602, 22603, 22605, 22606, 22703, 22705, 22706,
+    22707, 22803, 22807, 22809, 22902, 22903, 22907, 23003, 23004, 23007, 23102,
+};
+// The known release nearest `code` (the one a warning names), and whether `code` is known.
+uint32_t nearest_known_nccl_release(uint32_t code);
+bool known_nccl_release(uint32_t code);
 
 struct Knobs {
   Profile profile = Profile::Nccl;
@@ -132,7 +159,24 @@ constexpr bool is_one_sided(OpKind kind) {
   return op_form(kind) == OpForm::PutSignal || op_form(kind) == OpForm::Signal;
 }
 // The first NCCL release that has the operation (0: every release collmc models).
-constexpr uint32_t first_nccl_version(OpKind kind) { return is_one_sided(kind) ? 22900 : 0; }
+constexpr uint32_t first_nccl_version(OpKind kind) {
+  switch (kind) {
+    case OpKind::Shrink:
+      return nccl_version_code(2, 27, 0);
+    case OpKind::Revoke:
+      return nccl_version_code(2, 28, 7);
+    case OpKind::Grow:
+    case OpKind::GrowId:
+      return nccl_version_code(2, 29, 0);
+    default:
+      return is_one_sided(kind) ? nccl_version_code(2, 29, 0) : 0;
+  }
+}
+// NCCL calls MPI has no counterpart for: refused on an mpi comm.
+constexpr bool nccl_only(OpKind kind) {
+  return is_one_sided(kind) || kind == OpKind::Shrink || kind == OpKind::Grow || kind == OpKind::GrowId ||
+         kind == OpKind::Revoke;
+}
 
 constexpr OpClass op_class(OpKind kind, Profile profile) {
   return profile == Profile::Mpi ? op_info(kind).mpi_class : op_info(kind).nccl_class;

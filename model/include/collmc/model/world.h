@@ -140,6 +140,7 @@ struct World {
   std::vector<RankProgram> programs;       // one per rank
   std::vector<Diagnostic> usage_problems;  // the static usage errors (also on their calls)
   std::vector<std::string> notes;          // assumptions the verdict depends on
+  std::vector<Diagnostic> warnings;        // input collmc accepts but has no rules for (an unknown NCCL release)
 
   uint64_t dtype_size(int dtype) const;
   // The profile a call follows: its communicator's, or the `profile` knob for calls without one.
