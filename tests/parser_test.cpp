@@ -1118,7 +1118,7 @@ const std::vector<std::string>& seeds() {
         "  thread u { sync main }\n  when rank in all { free w }\n}\n",
     };
     // The calibration set, where present, is the best source of realistic text.
-    for (const std::string& dir : {shared_dir() + "/calibration", shared_dir() + "/calibration-mpi"}) {
+    for (const std::string& dir : {gpu_calibration_dir(), mpi_calibration_dir()}) {
       std::error_code ec;
       if (!std::filesystem::is_directory(dir, ec)) continue;
       for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
