@@ -139,7 +139,10 @@ struct World {
   std::vector<Call> calls;
   std::vector<RankProgram> programs;       // one per rank
   std::vector<Diagnostic> usage_problems;  // the static usage errors (also on their calls)
-  std::vector<std::string> notes;          // assumptions the verdict depends on
+  // Likely mistakes that the language allows and the verdict follows: a buffer never allocated whose
+  // name is one edit from one that is (the language makes it a cudaMalloc buffer), ranks with no body.
+  std::vector<Diagnostic> warnings;
+  std::vector<std::string> notes;  // assumptions the verdict depends on
 
   uint64_t dtype_size(int dtype) const;
   // The profile a call follows: its communicator's, or the `profile` knob for calls without one.
