@@ -165,7 +165,7 @@ TEST(CliFirstHour, DashIsStandardInputAndStandardOutput) {
   EXPECT_EQ(r.status, 1);
   ASSERT_FALSE(r.out.empty()) << r.all;
   EXPECT_EQ(r.out.front(), '{') << r.out;
-  EXPECT_EQ(r.out.substr(r.out.find_last_not_of('\n')), "}") << r.out;
+  EXPECT_EQ(r.out[r.out.find_last_not_of('\n')], '}') << r.out;
   EXPECT_NE(r.all.find(": deadlock"), std::string::npos) << "the report goes to stderr:\n" << r.all;
   r = collmc("check " + dl + " --dot - --quiet");
   EXPECT_EQ(r.out.rfind("digraph", 0), 0u) << r.out;

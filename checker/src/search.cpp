@@ -58,7 +58,7 @@ class Monitor {
       return "max-memory (" + std::to_string(options_.max_memory_mib) + " MiB)";
     // On a terminal one line rewritten in place; into a log (--progress forced) a plain line every
     // 5 s, with no carriage return or escape sequence.
-    if (show_ && t >= options_.progress_after_s && t - last_shown_ >= (terminal_ ? 0.25 : 5.0)) {
+    if (show_ && t >= options_.progress_after_s && (last_shown_ < 0 || t - last_shown_ >= (terminal_ ? 0.25 : 5.0))) {
       last_shown_ = t;
       std::fprintf(stderr, "%s[search] %llu states, %.0f states/s, depth %llu, memory %.1f MiB, %.1f s%s",
                    terminal_ ? "\r" : "", static_cast<unsigned long long>(st.states),
