@@ -1,5 +1,6 @@
 // collmc trace import: turn recorder traces, Flight Recorder dumps or NCCL logs into a scenario.
 #include <iostream>
+#include <sstream>
 
 #include "cli_common.h"
 #include "collmc/model/parser.h"
@@ -136,7 +137,18 @@ int cmd_trace(const std::vector<std::string>& args) {
       search.time_limit_s = vm["predict-time"].as<Seconds>().value;
       traces::Prediction prediction = traces::predict(recorded_text, text, out_name, search);
       report << "prediction: " << prediction.finding << "\n";
-      if (!prediction.report.empty() && !vm.count("quiet")) report << prediction.report;
+      // The summary keeps to the cycle; the whole counterexample is `collmc check`'s to print.
+      if (!prediction.report.empty() && !vm.count("quiet")) {
+        std::istringstream lines(prediction.report);
+        bool in_cycle = false;
+        for (std::string line; std::getline(lines, line);) {
+          if (line.rfind("wait-for cycle", 0) == 0) in_cycle = true;
+          if (line.rfind("statistics:", 0) == 0) in_cycle = false;
+          if (in_cycle) report << "  " << line << "\n";
+        }
+        report << "  the schedule, where each rank stands and the statistics: collmc check "
+               << (to_file ? vm["output"].as<std::string>() : std::string("FILE")) << "\n";
+      }
     }
     return kExitSafe;
   } catch (const traces::TraceInputError& e) {
