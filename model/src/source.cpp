@@ -74,7 +74,7 @@ std::string format_several(const std::vector<InputError>& errors) {
 
 }  // namespace
 
-InputError::InputError(SourceLoc loc, const std::string& message, std::vector<DiagnosticNote> notes)
+InputError::InputError(SourceLoc loc, const std::string& message, const std::vector<DiagnosticNote>& notes)
     : std::runtime_error(format_diagnostic(loc, message, notes)), loc_(std::move(loc)), message_(message) {}
 
 InputError::InputError(const std::vector<InputError>& errors)
