@@ -48,8 +48,8 @@ void format_located(std::ostream& out, const SourceLoc& loc, const char* level, 
   }
 }
 
-std::string format_diagnostic(const SourceLoc& loc, const std::string& message,
-                              const std::vector<DiagnosticNote>& notes) {
+// `notes` is the constructor's own copy, handed over.
+std::string format_diagnostic(const SourceLoc& loc, const std::string& message, std::vector<DiagnosticNote>&& notes) {
   std::ostringstream out;
   format_located(out, loc, "error", message);
   for (const auto& n : notes) {
@@ -74,8 +74,8 @@ std::string format_several(const std::vector<InputError>& errors) {
 
 }  // namespace
 
-InputError::InputError(SourceLoc loc, const std::string& message, const std::vector<DiagnosticNote>& notes)
-    : std::runtime_error(format_diagnostic(loc, message, notes)), loc_(std::move(loc)), message_(message) {}
+InputError::InputError(SourceLoc loc, const std::string& message, std::vector<DiagnosticNote> notes)
+    : std::runtime_error(format_diagnostic(loc, message, std::move(notes))), loc_(std::move(loc)), message_(message) {}
 
 InputError::InputError(const std::vector<InputError>& errors)
     : std::runtime_error(errors.size() == 1 ? std::string(errors.front().what()) : format_several(errors)),

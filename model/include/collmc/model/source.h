@@ -42,7 +42,7 @@ struct DiagnosticNote {
 // then its notes (rustc/clang style: the primary message first).
 class InputError : public std::runtime_error {
  public:
-  InputError(SourceLoc loc, const std::string& message, const std::vector<DiagnosticNote>& notes = {});
+  InputError(SourceLoc loc, const std::string& message, std::vector<DiagnosticNote> notes = {});
   // Several errors of one file (a parser that recovered): loc() and message() are the first one's;
   // what() lists every one and their count.
   explicit InputError(const std::vector<InputError>& errors);
