@@ -108,12 +108,25 @@ TEST(CliFirstHour, InconclusiveIsNotProvenAndQuietExpectSaysWhatWasExpected) {
 }
 
 TEST(CliFirstHour, CtrlCStopsTheSearchKeepsItsStatisticsAndWritesTheFiles) {
-  const std::string json = fresh_scratch_dir("sigint", true) + "/r.json";
-  // A background job of a script ignores SIGINT until the program installs its handler: wait 1 s.
+  const std::string dir = fresh_scratch_dir("sigint", true);
+  const std::string json = dir + "/r.json";
+  // A background job of a script ignores SIGINT until the program installs its handler: wait until
+  // /proc says it catches SIGINT (bit 2 of SigCgt), whatever the load, then let it search a while.
+  // --time-limit ends the search should the signal be lost, so the test fails instead of hanging.
+  std::ofstream(dir + "/run.sh") << collmc_binary() << " check " << long_search()
+                                 << " --no-reduction --time-limit 120 --json " << json << " &\n"
+                                 << "pid=$!\n"
+                                 << "for i in $(seq 200); do\n"
+                                 << "  cgt=$(awk '/^SigCgt/ {print $2}' /proc/$pid/status)\n"
+                                 << "  [ $((0x$cgt & 2)) -ne 0 ] && break\n"
+                                 << "  sleep 0.1\n"
+                                 << "done\n"
+                                 << "sleep 1\n"
+                                 << "kill -INT $pid\n"
+                                 << "wait $pid\n"
+                                 << "echo rc=$?\n";
   std::string out;
-  const int status = run_command("sh -c '" + collmc_binary() + " check " + long_search() + " --no-reduction --json " +
-                                     json + " & pid=$!; sleep 1.5; kill -INT $pid; wait $pid; echo rc=$?'",
-                                 &out);
+  const int status = run_command("sh " + dir + "/run.sh", &out);
   EXPECT_EQ(status, 0) << out;
   EXPECT_NE(out.find("rc=130"), std::string::npos) << out;
   EXPECT_NE(out.find(": inconclusive"), std::string::npos) << out;
@@ -305,12 +318,23 @@ TEST(CliFirstHour, RecordRefusesToMixRunsAndReportsAnInterruption) {
   EXPECT_NE(r.all.find("did not start"), std::string::npos) << r.all;
   EXPECT_EQ(r.all.find("made no NCCL"), std::string::npos) << r.all;
   // SIGTERM to collmc alone reaches the program, and the run is reported as interrupted.
+  // Sent once collmc catches SIGTERM (bit 15 of SigCgt) and has started the program.
+  const std::string script = fresh_scratch_dir("record_term_script") + "/run.sh";
+  std::ofstream(script) << collmc_binary() << " record --out " << fresh_scratch_dir("record_term", false)
+                        << " -- sleep 30 &\n"
+                        << "pid=$!\n"
+                        << "for i in $(seq 200); do\n"
+                        << "  cgt=$(awk '/^SigCgt/ {print $2}' /proc/$pid/status)\n"
+                        << "  [ $((0x$cgt & 16384)) -ne 0 ] && pgrep -P $pid >/dev/null && break\n"
+                        << "  sleep 0.1\n"
+                        << "done\n"
+                        << "kill -TERM $pid\n"
+                        << "wait $pid\n"
+                        << "echo rc=$?\n";
   std::string out;
   const auto start = std::chrono::steady_clock::now();
-  run_command("sh -c '" + collmc_binary() + " record --out " + fresh_scratch_dir("record_term", false) +
-                  " -- sleep 30 & pid=$!; sleep 1; kill -TERM $pid; wait $pid; echo rc=$?'",
-              &out);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 20.0) << out;
+  run_command("sh " + script, &out);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 25.0) << out;
   EXPECT_NE(out.find("rc=143"), std::string::npos) << out;
   EXPECT_NE(out.find("interrupted (SIGTERM)"), std::string::npos) << out;
 }
