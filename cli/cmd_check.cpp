@@ -1,4 +1,9 @@
 // collmc check: search each scenario and report the verdict, schedule and wait-for graph.
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
 #include <iostream>
 
 #include "cli_common.h"
@@ -15,7 +20,28 @@ using model::Verdict;
 
 namespace {
 
-void write_graph_outputs(const po::variables_map& vm, const checker::CheckResult& result) {
+constexpr const char* kOutputOptions[] = {"json", "dot", "svg", "html"};
+
+// The first Ctrl-C stops the search (polled by the search through SearchOptions::stop); the handler
+// is installed with SA_RESETHAND, so a second Ctrl-C kills collmc as usual.
+std::atomic<bool> interrupted{false};
+
+extern "C" void on_sigint(int) { interrupted.store(true, std::memory_order_relaxed); }
+
+void stop_on_first_sigint() {
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+void wrote(const po::variables_map& vm, const char* option, bool quiet) {
+  const std::string& path = vm[option].as<std::string>();
+  if (!quiet && !is_stdout(path)) std::cerr << "wrote " << path << "\n";
+}
+
+void write_graph_outputs(const po::variables_map& vm, const checker::CheckResult& result, bool quiet) {
   const bool graph_files = vm.count("dot") || vm.count("svg");
   if (!graph_files && !vm.count("html")) return;
   // The DOT and its SVG are made once, for whichever of --dot, --svg and --html asked.
@@ -29,60 +55,112 @@ void write_graph_outputs(const po::variables_map& vm, const checker::CheckResult
     std::cerr << "note: no wait-for graph (the verdict is " << model::verdict_name(result.verdict)
               << "); --dot/--svg not written\n";
   }
-  if (vm.count("html")) write_file(vm["html"].as<std::string>(), report::html_report(result, svg));
+  if (vm.count("html")) {
+    write_file(vm["html"].as<std::string>(), report::html_report(result, svg));
+    wrote(vm, "html", quiet);
+  }
   if (dot.empty()) return;
-  if (vm.count("dot")) write_file(vm["dot"].as<std::string>(), dot);
-  if (vm.count("svg")) write_file(vm["svg"].as<std::string>(), svg);
+  if (vm.count("dot")) {
+    write_file(vm["dot"].as<std::string>(), dot);
+    wrote(vm, "dot", quiet);
+  }
+  if (vm.count("svg")) {
+    write_file(vm["svg"].as<std::string>(), svg);
+    wrote(vm, "svg", quiet);
+  }
+}
+
+// "FILE: VERDICT" for --quiet, with what --expect found when it is not agreement.
+std::string quiet_line(const std::string& file, const checker::CheckResult& result, bool stopped, bool expect,
+                       bool colour) {
+  std::string line = file + ": ";
+  const std::string verdict(model::verdict_name(result.verdict));
+  line += result.verdict == Verdict::Safe           ? green(verdict, colour)
+          : result.verdict == Verdict::Inconclusive ? yellow(verdict, colour)
+                                                    : red(verdict, colour);
+  if (stopped) line += " (interrupted)";
+  if (expect && result.world->expect && !result.agrees_with_expect()) {
+    const std::string expected(model::verdict_name(*result.world->expect));
+    line += result.verdict == Verdict::Inconclusive ? " (expected " + expected + ": not proven)"
+                                                    : " (expected " + expected + ": " + red("DISAGREES", colour) + ")";
+  }
+  return line;
 }
 
 }  // namespace
 
 int cmd_check(const std::vector<std::string>& args) {
   po::options_description d = search_options();
-  d.add_options()("json", po::value<std::string>(), "write the JSON result to OUT")(
-      "dot", po::value<std::string>(), "write the wait-for graph (deadlocks) as Graphviz DOT to OUT")(
-      "svg", po::value<std::string>(), "render the wait-for graph (deadlocks) to SVG with Graphviz")(
+  d.add_options()("json", po::value<std::string>()->value_name("OUT"),
+                  "write the JSON result to OUT ('-': standard output, and the report goes to stderr)")(
+      "dot", po::value<std::string>()->value_name("OUT"),
+      "write the wait-for graph (deadlocks) as Graphviz DOT to OUT ('-': standard output)")(
+      "svg", po::value<std::string>()->value_name("OUT"), "render the wait-for graph (deadlocks) to SVG in OUT")(
       "full-graph", "draw every rank (default: the ranks on or next to a cycle, same roles folded)")(
-      "html", po::value<std::string>(), "write a self-contained HTML report for design review")(
-      "quiet", "print only the verdict line")("expect", "compare each file's verdict with its expect line")(
-      "file", po::value<std::vector<std::string>>(), "scenario");
-  const auto [vm, files] = parse_with_positional(args, d, "file", "check needs a scenario file");
+      "html", po::value<std::string>()->value_name("OUT"), "write a self-contained HTML report for design review")(
+      "quiet", "print only the verdict line (and no progress line)")(
+      "expect", "compare each file's verdict with its expect line")("file", po::value<std::vector<std::string>>(),
+                                                                    "scenario");
+  const auto [vm, files] = parse_with_positional(args, d, "file", "check needs a scenario file ('-': standard input)");
   const bool quiet = vm.count("quiet") > 0;
   const bool expect = vm.count("expect") > 0;
-  for (const char* single : {"json", "dot", "svg", "html"})
-    if (vm.count(single) && files.size() != 1) throw po::error(std::string("--") + single + " takes one scenario file");
-  const auto options = to_search(vm);
+  int to_stdout = 0;
+  for (const char* single : kOutputOptions) {
+    if (!vm.count(single)) continue;
+    if (files.size() != 1) throw po::error(std::string("--") + single + " takes one scenario file");
+    if (is_stdout(vm[single].as<std::string>())) ++to_stdout;
+  }
+  if (to_stdout > 1) throw po::error("only one of --json, --dot, --svg and --html can write to standard output ('-')");
+  if (std::count(files.begin(), files.end(), model::kStdinPath) > 1)
+    throw po::error("standard input ('-') can be read once");
+  // Before the search: a bad output path fails now, not after an hour of search.
+  for (const char* single : kOutputOptions)
+    if (vm.count(single)) check_writable(vm[single].as<std::string>());
+  auto options = to_search(vm);
+  if (quiet && !vm.count("progress")) options.progress = checker::SearchOptions::Progress::Never;
+  options.stop = &interrupted;
+  stop_on_first_sigint();
+  // With an output on stdout, stdout carries only that output; the report goes to stderr.
+  std::ostream& report_out = to_stdout ? std::cerr : std::cout;
+  const bool colour = colour_on(to_stdout ? stderr : stdout);
+  const bool error_colour = colour_on(stderr);
   int worst = kExitSafe;
-  bool all_agree = true;
   for (const auto& file : files) {
     try {
       model::World world = model::load_world(file);
-      for (const auto& p : world.warnings)
-        if (!quiet) std::cerr << p.loc.str() << ": warning: " << p.message << "\n";
-      for (const auto& p : world.usage_problems)
-        if (!quiet) std::cerr << p.loc.str() << ": warning: " << p.message << "\n";
+      if (!quiet) {
+        for (const auto& p : world.usage_problems)
+          std::cerr << p.loc.str() << ": " << yellow("warning", error_colour) << ": " << p.message << "\n";
+        for (const auto& p : world.warnings)
+          std::cerr << p.loc.str() << ": " << yellow("warning", error_colour) << ": " << p.message << "\n";
+      }
       auto result = checker::check(world, options);
-      if (quiet) {
-        std::cout << file << ": " << model::verdict_name(result.verdict) << "\n";
-      } else {
-        std::cout << report::text_report(result, false);
-      }
+      const bool stopped = result.verdict == Verdict::Inconclusive && interrupted.load();
+      if (quiet)
+        report_out << quiet_line(world.source ? world.source->path : file, result, stopped, expect, colour) << "\n";
+      else
+        report_out << report::text_report(result, false);
+      if (expect && !world.expect) report_out << file << ": no 'expect' line\n";
+      report_out << std::flush;
       if (vm.count("json")) write_file(vm["json"].as<std::string>(), report::json_report(result));
-      write_graph_outputs(vm, result);
-      if (expect) {
-        bool agree = result.agrees_with_expect();
-        if (!world.expect) std::cout << file << ": no 'expect' line\n";
-        all_agree = all_agree && agree;
-      }
+      if (vm.count("json")) wrote(vm, "json", quiet);
+      write_graph_outputs(vm, result, quiet);
       int code = exit_code(result.verdict);
-      if (code == kExitViolation || (code == kExitInconclusive && worst == kExitSafe)) worst = code;
+      if (expect && code != kExitInconclusive) code = result.agrees_with_expect() ? kExitSafe : kExitViolation;
+      worst = most_severe(worst, code);
+      if (stopped) {
+        std::cerr << "collmc check: interrupted: " << file << " is inconclusive (interrupted)"
+                  << (&file != &files.back() ? "; the files after it were not checked" : "") << "\n";
+        return kExitInterrupted;
+      }
     } catch (const model::InputError& e) {
       std::cerr << e.what() << "\n";
-      worst = kExitBadInput;
-      all_agree = false;
+      std::error_code ec;
+      if (std::filesystem::is_directory(file, ec))
+        std::cerr << "help: to check every .cmc file under a directory: collmc test " << file << "\n";
+      worst = most_severe(worst, kExitBadInput);
     }
   }
-  if (expect) return all_agree ? kExitSafe : (worst == kExitBadInput ? kExitBadInput : kExitViolation);
   return worst;
 }
 

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -197,12 +199,35 @@ traces::RecordedRunJudgement judge_traces(const fs::path& dir, const std::set<st
   }
 }
 
+// Ctrl-C and SIGTERM while the program runs: passed on to it, and remembered so that the run is
+// reported as interrupted. A signal from the terminal already reached a program that shares collmc's
+// process group; one sent to collmc alone (si_code SI_USER: `kill PID`, a supervisor) is passed on.
+std::atomic<pid_t> recorded_child{0};
+std::atomic<bool> child_has_own_group{false};
+std::atomic<int> interrupted_by{0};
+
+extern "C" void forward_signal(int sig, siginfo_t* info, void*) {
+  interrupted_by.store(sig);
+  const pid_t child = recorded_child.load();
+  if (child <= 0) return;
+  if (child_has_own_group.load())
+    kill(-child, sig);
+  else if (info != nullptr && (info->si_code == SI_USER || info->si_code == SI_QUEUE))
+    kill(child, sig);
+}
+
+const char* signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+
 }  // namespace
 
 int cmd_record(const std::vector<std::string>& args) {
   po::options_description d;
   d.add_options()("out,o", po::value<std::string>()->default_value("collmc-traces")->value_name("DIR"),
-                  "directory for the trace files (collmc-trace.<host>.<pid>.jsonl, one per process)")(
+                  "directory for the trace files (collmc-trace.<host>.<pid>.jsonl, one per process); it must be "
+                  "empty or new, so that two runs are never mixed (see --force)")(
+      "force", "record into a DIR that is not empty, removing the trace files of an earlier run from it first")(
+      "append",
+      "record into a DIR that is not empty, keeping its trace files: for the ranks of one run started one by one")(
       "recorder", po::value<std::string>()->default_value("auto")->value_name("KIND"),
       "auto (mpi for a program started by mpirun/mpiexec or linked with libmpi, else nccl), nccl or mpi")(
       "time-limit", po::value<double>()->value_name("S"),
@@ -218,7 +243,7 @@ int cmd_record(const std::vector<std::string>& args) {
   const std::string out_dir = vm["out"].as<std::string>();
   const std::string which = vm["recorder"].as<std::string>();
   if (which != "auto" && which != "nccl" && which != "mpi")
-    throw po::error("record: --recorder must be auto, nccl or mpi, not '" + which + "'");
+    throw po::error("--recorder must be auto, nccl or mpi, not '" + which + "'");
   const RecorderKind kind = which == "mpi"            ? RecorderKind::Mpi
                             : which == "nccl"         ? RecorderKind::Nccl
                             : is_mpi_program(program) ? RecorderKind::Mpi
@@ -226,15 +251,32 @@ int cmd_record(const std::vector<std::string>& args) {
   double time_limit = 0;
   if (vm.count("time-limit")) {
     time_limit = vm["time-limit"].as<double>();
-    if (!(time_limit > 0)) throw po::error("record: --time-limit must be a positive number of seconds");
+    if (!(time_limit > 0) || !std::isfinite(time_limit))
+      throw po::error("--time-limit must be a positive number of seconds");
   }
   double hang_after = 0;
   if (vm.count("hang-after")) {
     hang_after = vm["hang-after"].as<double>();
-    if (!(hang_after > 0)) throw po::error("record: --hang-after must be a positive number of seconds");
+    if (!(hang_after > 0) || !std::isfinite(hang_after))
+      throw po::error("--hang-after must be a positive number of seconds");
   }
   const bool watched = time_limit > 0 || hang_after > 0;
 
+  {
+    // Two runs in one directory would be imported as one (and fail, or worse, mix): refuse, as git
+    // refuses to clobber, unless --force.
+    std::error_code ec;
+    if (fs::exists(out_dir, ec) && !fs::is_directory(out_dir, ec))
+      throw std::runtime_error("--out " + out_dir + " is not a directory");
+    const bool non_empty = fs::is_directory(out_dir, ec) && !fs::is_empty(out_dir, ec);
+    if (vm.count("force") && vm.count("append")) throw po::error("--force and --append exclude each other");
+    if (non_empty && !vm.count("force") && !vm.count("append"))
+      throw po::error("--out " + out_dir +
+                      " is not empty: recording into it would mix two runs; choose a new directory, or --force to "
+                      "remove its trace files first (--append to add this process's traces to them)");
+    if (non_empty && vm.count("force"))
+      for (const auto& f : trace_files_in(out_dir)) fs::remove(f, ec);
+  }
   const std::string recorder = find_recorder(kind);
   fs::create_directories(out_dir);
   const fs::path dir = fs::absolute(out_dir);  // absolute: the program may change directory
@@ -252,16 +294,23 @@ int cmd_record(const std::vector<std::string>& args) {
   std::cerr << "collmc record: " << (kind == RecorderKind::Mpi ? "MPI" : "NCCL") << " recorder " << recorder
             << (forward_with_x ? " (handed to every rank with mpirun -x)" : "") << "\n";
 
-  // Like system(3): the program gets the terminal's signals, collmc waits for it.
+  // Like system(3): the program gets the terminal's signals and collmc waits for it; SIGINT and
+  // SIGTERM that reach collmc are passed on (forward_signal) and the run is reported as interrupted.
   struct sigaction ignore {
-  }, old_int{}, old_quit{};
+  }, forward{}, old_int{}, old_quit{}, old_term{};
   ignore.sa_handler = SIG_IGN;
-  sigaction(SIGINT, &ignore, &old_int);
+  forward.sa_sigaction = forward_signal;
+  forward.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&forward.sa_mask);
+  child_has_own_group.store(watched);
+  sigaction(SIGINT, &forward, &old_int);
+  sigaction(SIGTERM, &forward, &old_term);
   sigaction(SIGQUIT, &ignore, &old_quit);
   const pid_t child = fork();
   if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (child == 0) {
     sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
     if (watched) setpgid(0, 0);  // its own process group, so the time limit stops all of it
     if (!forward_with_x) setenv("LD_PRELOAD", preload.c_str(), 1);
@@ -274,6 +323,7 @@ int cmd_record(const std::vector<std::string>& args) {
     _exit(127);
   }
   if (watched) setpgid(child, child);  // also here: whichever runs first
+  recorded_child.store(child);
   int status = 0;
   bool timed_out = false;
   std::string hung;  // --hang-after: where each process sat when the run was judged hung
@@ -305,6 +355,9 @@ int cmd_record(const std::vector<std::string>& args) {
       } else if (terminated && !killed && since(start) > terminated_at + 2) {
         kill(-child, SIGKILL);
         killed = true;
+      } else if (!terminated && interrupted_by.load() != 0) {
+        terminated = true;  // passed on already; SIGKILL 2 s later if the program does not end
+        terminated_at = since(start);
       }
       usleep(20 * 1000);
     }
@@ -313,19 +366,33 @@ int cmd_record(const std::vector<std::string>& args) {
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
   }
+  recorded_child.store(0);
   sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
 
   std::vector<std::string> written;
   for (const auto& f : trace_files_in(dir))
     if (!before.count(f)) written.push_back(f);
+  // Why there is no trace: a program that did not start, or that failed before its first call, is
+  // not "a program that made no NCCL call".
+  const bool not_started = WIFEXITED(status) && WEXITSTATUS(status) == 127;
+  const bool failed = (WIFEXITED(status) && WEXITSTATUS(status) != 0) || WIFSIGNALED(status);
+  std::string why_none;
+  if (not_started)
+    why_none = " (the program did not start: see the error above)";
+  else if (interrupted_by.load() != 0)
+    why_none = " (interrupted before any process made a call the recorder sees)";
+  else if (failed && !timed_out)
+    why_none = " (the program failed before any process made a call the recorder sees: see its output above)";
+  else
+    why_none = kind == RecorderKind::Mpi ? " (the program made no MPI call the recorder sees)"
+                                         : " (the program made no NCCL or CUDA runtime call the recorder sees)";
   std::cerr << "collmc record: " << written.size() << " trace file" << (written.size() == 1 ? "" : "s") << " in "
-            << dir.string()
-            << (written.empty()
-                    ? (kind == RecorderKind::Mpi ? " (the program made no MPI call the recorder sees)"
-                                                 : " (the program made no NCCL or CUDA runtime call the recorder sees)")
-                    : "")
-            << "\n";
+            << dir.string() << (written.empty() ? why_none : "") << "\n";
+  if (written.empty() && failed && !not_started && is_mpi_launcher(program[0]) && geteuid() == 0)
+    std::cerr << "help: Open MPI's mpirun refuses to run as root unless given --allow-run-as-root (and, on a "
+                 "machine with fewer cores than ranks, --oversubscribe)\n";
   for (const auto& f : written) std::cerr << "  " << f << " (" << count_lines(f) << " lines)\n";
   if (timed_out) {
     if (!hung.empty())
@@ -336,6 +403,12 @@ int cmd_record(const std::vector<std::string>& args) {
       std::cerr << "collmc record: the program ran past --time-limit " << time_limit
                 << " s and was stopped; a call entered and never returned is where its process stopped\n";
     return 124;
+  }
+  if (const int sig = interrupted_by.load(); sig != 0) {
+    std::cerr << "collmc record: interrupted (" << signal_name(sig) << "): the program was stopped; the traces "
+              << "written so far are kept and can be imported (a call entered and never returned is where its "
+              << "process stopped)\n";
+    return 128 + sig;
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) {

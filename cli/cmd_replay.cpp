@@ -17,26 +17,29 @@ using model::Verdict;
 
 int cmd_replay(const std::vector<std::string>& args) {
   po::options_description d = search_options();
-  d.add_options()("hang-after", po::value<double>()->default_value(5),
+  d.add_options()("hang-after", po::value<Seconds>()->default_value(Seconds{5})->value_name("S"),
                   "no progress for S seconds is a hang (for hangs the model did not predict)")(
-      "confirm-after", po::value<double>()->default_value(0.5),
+      "confirm-after", po::value<Seconds>()->default_value(Seconds{0.5})->value_name("S"),
       "every rank in the call the model predicts it blocks in and no progress for S seconds: the hang is "
       "confirmed at once (0: wait for --hang-after)")(
-      "launcher", po::value<std::string>()->default_value("local"),
+      "launcher", po::value<std::string>()->default_value("local")->value_name("HOW"),
       "how rank processes start: local (forked here, or mpirun on this host for MPI), mpirun or srun (one rank "
       "process per GPU or CPU rank on any number of nodes, coordinated through a TCP store)")(
-      "hosts", po::value<std::string>(), "with --launcher mpirun: mpirun --host LIST; with srun: --nodelist LIST")(
-      "np", po::value<int>(), "the number of rank processes: must equal the scenario's ranks (checked)")(
-      "launcher-arg", po::value<std::vector<std::string>>(),
+      "hosts", po::value<std::string>()->value_name("LIST"),
+      "with --launcher mpirun: mpirun --host LIST; with srun: --nodelist LIST")(
+      "np", po::value<int>()->value_name("N"),
+      "the number of rank processes: must equal the scenario's ranks (checked)")(
+      "launcher-arg", po::value<std::vector<std::string>>()->value_name("ARG"),
       "with --launcher mpirun|srun: one more argument for the launcher (repeat it), e.g. --launcher-arg=--mca "
       "--launcher-arg=btl_tcp_if_include --launcher-arg=eth0")(
-      "store-host", po::value<std::string>(),
+      "store-host", po::value<std::string>()->value_name("HOST"),
       "the address the ranks reach this host's TCP store at (default: 127.0.0.1 on one host, else this host's name)")(
-      "json", po::value<std::string>(), "write the replay report as JSON")(
+      "json", po::value<std::string>()->value_name("OUT"), "write the replay report as JSON to OUT")(
       "free", "do not enforce the schedule's order (an experiment)")(
       "calibrate", "replay every scenario under the given directories and print the agreement table")(
-      "table", po::value<std::string>(), "with --calibrate: also write the table (Markdown) to OUT")(
-      "backend", po::value<std::string>(), "nccl (GPUs) or mpi (mpirun on CPUs); default: by the scenario's profile")(
+      "table", po::value<std::string>()->value_name("OUT"), "with --calibrate: also write the table (Markdown) to OUT")(
+      "backend", po::value<std::string>()->value_name("NAME"),
+      "nccl (GPUs) or mpi (mpirun on CPUs); default: by the scenario's profile")(
       "shrink", "more ranks than GPUs: shrink the scenario to as many ranks first (collmc shrink)")(
       "nccl", po::value<std::string>()->value_name("LIB"),
       "load this libnccl.so in the rank processes (default: $COLLMC_NCCL_LIBRARY, else the system's libnccl.so.2); "
@@ -47,7 +50,7 @@ int cmd_replay(const std::vector<std::string>& args) {
   const auto [vm, inputs] =
       parse_with_positional(args, d, "input", "replay needs a result (.json) or a scenario (.cmc)");
   replay::ReplayOptions options;
-  options.hang_after_s = vm["hang-after"].as<double>();
+  options.hang_after_s = vm["hang-after"].as<Seconds>().value;
   options.free_running = vm.count("free") > 0;
   const std::string launcher = vm["launcher"].as<std::string>();
   if (launcher == "local")
@@ -64,7 +67,7 @@ int cmd_replay(const std::vector<std::string>& args) {
   if (vm.count("hosts")) options.hosts = vm["hosts"].as<std::string>();
   if (vm.count("launcher-arg")) options.launcher_args = vm["launcher-arg"].as<std::vector<std::string>>();
   if (vm.count("store-host")) options.store_host = vm["store-host"].as<std::string>();
-  options.confirm_after_s = vm["confirm-after"].as<double>();
+  options.confirm_after_s = vm["confirm-after"].as<Seconds>().value;
   if (options.confirm_after_s < 0 || options.hang_after_s <= 0)
     throw po::error("--confirm-after takes S >= 0 and --hang-after S > 0");
   if (vm.count("backend")) {
@@ -84,6 +87,8 @@ int cmd_replay(const std::vector<std::string>& args) {
     setenv(replay::kNcclLibraryVariable, options.nccl_library.c_str(), 1);
   }
   const auto search = to_search(vm);
+  if (vm.count("json")) check_writable(vm["json"].as<std::string>());
+  if (vm.count("table")) check_writable(vm["table"].as<std::string>());
   if (vm.count("calibrate")) {
     auto rows = replay::calibrate(checker::collect_scenarios(inputs), options, search);
     std::string table = replay::calibration_table(rows);

@@ -59,8 +59,9 @@ model::World shrink_for_replay(const std::string& input, model::World world, con
 
 int cmd_shrink(const std::vector<std::string>& args) {
   po::options_description d = search_options();
-  d.add_options()("output,o", po::value<std::string>(), "write the shrunk scenario to OUT (required)")(
-      "max-ranks", po::value<int>()->default_value(0),
+  d.add_options()("output,o", po::value<std::string>()->value_name("OUT"),
+                  "write the shrunk scenario to OUT (required; not the input)")(
+      "max-ranks", po::value<int>()->default_value(0)->value_name("N"),
       "aim at N ranks or fewer (the GPUs at hand); exit 1 if no such scenario was found")(
       "input", po::value<std::vector<std::string>>(), "scenario");
   const auto [vm, inputs] = parse_with_positional(args, d, "input", "shrink needs a scenario (.cmc)");
@@ -71,6 +72,16 @@ int cmd_shrink(const std::vector<std::string>& args) {
   if (options.max_ranks < 0) throw po::error("--max-ranks must be at least 1");
   options.source_name = inputs.front();
   options.output_name = vm["output"].as<std::string>();
+  {
+    // Overwriting the input would lose the scenario that fails: refuse, as cp refuses a file onto itself.
+    namespace fs = std::filesystem;
+    std::error_code in_ec, out_ec;
+    const fs::path in = fs::weakly_canonical(options.source_name, in_ec);
+    const fs::path out = fs::weakly_canonical(options.output_name, out_ec);
+    if (!in_ec && !out_ec && in == out)
+      throw po::error("-o " + options.output_name + " is the input: write the shrunk scenario to another file");
+  }
+  check_writable(options.output_name);
   const model::World world = model::load_world(inputs.front());
   const auto result = shrink::shrink(world, options);
   if (result.outcome == shrink::Outcome::Safe) {

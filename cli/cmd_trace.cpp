@@ -1,5 +1,6 @@
 // collmc trace import: turn recorder traces, Flight Recorder dumps or NCCL logs into a scenario.
 #include <iostream>
+#include <sstream>
 
 #include "cli_common.h"
 #include "collmc/model/parser.h"
@@ -46,30 +47,36 @@ traces::OpenOrdersOptions open_orders_options(const po::variables_map& vm) {
 }  // namespace
 
 int cmd_trace(const std::vector<std::string>& args) {
-  if (args.empty() || args.front() != "import")
+  if (args.empty() || args.front().rfind('-', 0) == 0)
     throw po::error(
         "trace needs a subcommand: import PATH... -o FILE.cmc [--format auto|recorder|flight-recorder|nccl-log]");
+  if (args.front() != "import")
+    throw po::error("unknown subcommand '" + args.front() + "'" +
+                    (model::closest_spelling(args.front(), {"import"}) ? "; did you mean 'import'?"
+                                                                       : " (the one there is: import)"));
   po::options_description d("trace import");
-  d.add_options()("output,o", po::value<std::string>(), "write the scenario to FILE (default: stdout)")(
-      "format", po::value<std::string>()->default_value("auto"), "auto, recorder, flight-recorder or nccl-log")(
-      "name", po::value<std::string>(), "the scenario's title")("no-origins", "leave out the per-call origin comments")(
-      "quiet", "do not print the summary")(
+  d.add_options()("output,o", po::value<std::string>()->value_name("FILE"),
+                  "write the scenario to FILE (default, or '-': standard output; the summary then goes to stderr)")(
+      "format", po::value<std::string>()->default_value("auto")->value_name("FORMAT"),
+      "auto, recorder, flight-recorder or nccl-log")("name", po::value<std::string>()->value_name("TEXT"),
+                                                     "the scenario's title")(
+      "no-origins", "leave out the per-call origin comments")("quiet", "do not print the summary")(
       "open-orders",
       "predict: write the recorded orders the program does not force as any_order, so the check explores "
       "the orders another run of the program could take; the summary says which orders were opened and why, "
       "and whether another order deadlocks (docs/TRACES.md, \"Open orders\", says what is assumed)")(
-      "open-kinds", po::value<std::string>()->default_value("all"),
+      "open-kinds", po::value<std::string>()->default_value("all")->value_name("LIST"),
       "with --open-orders: the kinds of order to open, comma-separated: registrations (window or buffer "
       "registrations, or deregistrations, issued back to back with no call between them, as from an "
       "allocator hook or a loop over a map), comms (registrations, collectives and send/recv on different "
       "communicators between the same host syncs, sharing no buffer), threads (calls of different host "
       "threads: already concurrent, listed), or all")(
-      "keep-order", po::value<std::vector<std::string>>(),
+      "keep-order", po::value<std::vector<std::string>>()->value_name("SPEC"),
       "with --open-orders: keep a recorded order the program forces. COMM: calls on COMM keep their place; "
       "COMM1,COMM2: calls on these keep their order relative to each other; rank=R: nothing of rank R is "
       "opened. COMM is a communicator's id, label or scenario name. Repeatable")(
       "no-predict", "with --open-orders: do not check the recorded and the opened orders at import")(
-      "predict-time", po::value<double>()->default_value(60),
+      "predict-time", po::value<Seconds>()->default_value(Seconds{60})->value_name("S"),
       "with --open-orders: seconds each of the two checks may take before it says inconclusive (0: no limit)")(
       "path", po::value<std::vector<std::string>>(), "trace files or directories");
   auto [vm, paths] = parse_with_positional(std::vector<std::string>(args.begin() + 1, args.end()), d, "path",
@@ -90,7 +97,10 @@ int cmd_trace(const std::vector<std::string>& args) {
     traces::EmitOptions options;
     if (vm.count("name")) options.name = vm["name"].as<std::string>();
     options.include_origins = !vm.count("no-origins");
-    const std::string out_name = vm.count("output") ? vm["output"].as<std::string>() : "<imported>";
+    // "-" (or no -o): the scenario on stdout, everything else on stderr.
+    const bool to_file = vm.count("output") && !is_stdout(vm["output"].as<std::string>());
+    if (to_file) check_writable(vm["output"].as<std::string>());
+    const std::string out_name = to_file ? vm["output"].as<std::string>() : "<imported>";
     const std::string recorded_text = traces::emit_scenario(trace, options);
     std::string text = recorded_text;
     std::vector<std::string> open_lines;
@@ -108,7 +118,7 @@ int cmd_trace(const std::vector<std::string>& args) {
     }
     // The emitter promises a scenario that parses; hold it to that before writing anything.
     model::parse_string(text, out_name);
-    std::ostream& report = vm.count("output") ? std::cout : std::cerr;
+    std::ostream& report = to_file ? std::cout : std::cerr;
     if (!vm.count("quiet")) {
       report << "imported " << trace.format << " traces: " << trace.world_size << " ranks, " << trace.comms.size()
              << " communicators\n";
@@ -116,7 +126,7 @@ int cmd_trace(const std::vector<std::string>& args) {
       for (const auto& line : traces::summarize(trace)) report << "  " << line << "\n";
       for (const auto& line : open_lines) report << "  " << line << "\n";
     }
-    if (vm.count("output")) {
+    if (to_file) {
       write_file(vm["output"].as<std::string>(), text);
       if (!vm.count("quiet")) report << "wrote " << vm["output"].as<std::string>() << "\n";
     } else {
@@ -124,10 +134,21 @@ int cmd_trace(const std::vector<std::string>& args) {
     }
     if (opened && !opened->opened.empty() && !vm.count("no-predict")) {
       checker::SearchOptions search;
-      search.time_limit_s = vm["predict-time"].as<double>();
+      search.time_limit_s = vm["predict-time"].as<Seconds>().value;
       traces::Prediction prediction = traces::predict(recorded_text, text, out_name, search);
       report << "prediction: " << prediction.finding << "\n";
-      if (!prediction.report.empty() && !vm.count("quiet")) report << prediction.report;
+      // The summary keeps to the cycle; the whole counterexample is `collmc check`'s to print.
+      if (!prediction.report.empty() && !vm.count("quiet")) {
+        std::istringstream lines(prediction.report);
+        bool in_cycle = false;
+        for (std::string line; std::getline(lines, line);) {
+          if (line.rfind("wait-for cycle", 0) == 0) in_cycle = true;
+          if (line.rfind("statistics:", 0) == 0) in_cycle = false;
+          if (in_cycle) report << "  " << line << "\n";
+        }
+        report << "  the schedule, where each rank stands and the statistics: collmc check "
+               << (to_file ? vm["output"].as<std::string>() : std::string("FILE")) << "\n";
+      }
     }
     return kExitSafe;
   } catch (const traces::TraceInputError& e) {

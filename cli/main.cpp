@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "cli_common.h"
+#include "collmc/model/source.h"
 #include "commands.h"
 #include "version.h"
 
@@ -17,6 +18,7 @@ struct Command {
   int (*run)(const std::vector<std::string>&);
   std::string_view usage;    // after "collmc "; one line per form
   std::string_view summary;  // what it does, for `collmc --help` (first sentence) and `collmc CMD --help`
+  std::string_view exits;    // its exit statuses, the footer of `collmc CMD --help`
 };
 
 // A command's second word: `gen FAMILY`, `trace import`.
@@ -29,21 +31,37 @@ struct Subcommand {
 
 constexpr Command kCommands[] = {
     {"check", cmd_check, "check FILE... [options]",
-     "Search every schedule of each scenario. Prints the verdict, a schedule that reaches it, where each rank "
-     "stands and, for a deadlock, the wait-for cycle."},
+     "Search every schedule of each scenario ('-': standard input). Prints the verdict, a schedule that reaches "
+     "it, where each rank stands and, for a deadlock, the wait-for cycle. Ctrl-C stops the search: the verdict is "
+     "then inconclusive (interrupted), with the statistics and the requested files; a second Ctrl-C ends collmc.",
+     "exit: 0 safe, 1 violation, 2 bad input, 3 inconclusive (a limit), 130 interrupted (Ctrl-C)\n"
+     "      with several files the most severe wins, whatever their order: 130, then 2, then 1, then 3, then 0\n"
+     "      with --expect: 0 agrees, 1 disagrees, 3 not proven (inconclusive), 2 bad input\n"},
     {"test", cmd_test, "test PATH... [options]",
      "Check every .cmc file under the paths against its `expect` line. Prints a table and exits 1 if any "
-     "disagrees."},
+     "disagrees.",
+     "exit: 0 every file agrees with its expect line, 1 some file disagrees, is inconclusive or has no expect line,\n"
+     "      2 bad input (a path that is not there, no .cmc file under the paths, a file that does not parse)\n"},
     {"replay", cmd_replay, "replay RESULT.json|FILE.cmc [options]\nreplay --calibrate DIR... [options]",
      "Run a schedule on real hardware (NCCL on GPUs, MPI under mpirun) and compare the outcome with the "
-     "model's verdict."},
-    {"gen", cmd_gen, "gen FAMILY [options]", "Write a scenario for a real parallel layout or a scalable family."},
+     "model's verdict.",
+     "exit: 0 the hardware agrees with the model, 1 it disagrees, 2 refused (no usable GPU, ranks that do not fit)\n"
+     "      or bad input, 128+N ended by signal N (130: Ctrl-C); --calibrate: 0 all agree, 1 some disagree\n"},
+    {"gen", cmd_gen, "gen FAMILY [options]", "Write a scenario for a real parallel layout or a scalable family.",
+     "exit: 0 written, 2 bad input (an unknown option or a layout that does not fit the world)\n"},
     {"shrink", cmd_shrink, "shrink FILE.cmc -o SMALL.cmc [options]",
-     "Find the smallest scenario that still ends in the same kind of violation."},
+     "Find the smallest scenario that still ends in the same kind of violation.",
+     "exit: 0 shrunk, 1 shrunk but not down to --max-ranks, 2 bad input or nothing to shrink (a safe scenario),\n"
+     "      3 inconclusive (a limit stopped the check: no counterexample to shrink)\n"},
     {"trace", cmd_trace, "trace import PATH... [-o FILE.cmc] [options]",
-     "Turn recorder traces, Flight Recorder dumps or NCCL logs into a scenario."},
+     "Turn recorder traces, Flight Recorder dumps or NCCL logs into a scenario.",
+     "exit: 0 imported, 2 bad input (traces that cannot be read or do not fit together)\n"},
     {"record", cmd_record, "record [options] [--] PROGRAM ARGS...",
-     "Run PROGRAM with the recorder preloaded, so every process writes a trace; exits as PROGRAM did."},
+     "Run PROGRAM with the recorder preloaded, so every process writes a trace; exits as PROGRAM did. Ctrl-C "
+     "(SIGINT) and SIGTERM are passed on to the program's process group; the traces written so far are kept.",
+     "exit: the program's own status, 128+N when signal N ended it (130: Ctrl-C), 124 when --time-limit or\n"
+     "      --hang-after stopped it, 127 when it could not be started, 2 bad input (a non-empty --out without "
+     "--force)\n"},
 };
 
 constexpr Subcommand kSubcommands[] = {
@@ -52,7 +70,7 @@ constexpr Subcommand kSubcommands[] = {
      "deadlock; --agreed: safe)."},
     {"gen", "megatron", "gen megatron [options]",
      "Megatron-LM's process groups for a TP/CP/PP/EP layout, a symmetric pool registered on some of them."},
-    {"gen", "pytorch-pool", "gen pytorch-pool --groups SPEC... [options]",
+    {"gen", "pytorch-pool", "gen pytorch-pool [--groups SPEC...] [options]",
      "Plain PyTorch process groups sharing one symmetric memory pool."},
     {"gen", "hook-fanout", "gen hook-fanout [options]",
      "W ranks, K comms over all of them; the allocator hook registers a new segment on every comm."},
@@ -89,7 +107,17 @@ void print_usage(std::ostream& out, std::string_view usage) {
   }
 }
 
-constexpr std::string_view kExitCodes = "exit: 0 safe, 1 violation, 2 bad input, 3 inconclusive\n";
+constexpr std::string_view kExitCodes =
+    "exit: 0 safe, 1 violation, 2 bad input, 3 inconclusive (check; `collmc CMD --help` lists each command's)\n";
+
+// "did you mean": the names of every command.
+std::vector<std::string> command_names() {
+  std::vector<std::string> names;
+  for (const auto& c : kCommands) names.emplace_back(c.name);
+  names.emplace_back("help");
+  names.emplace_back("version");
+  return names;
+}
 
 void print_overview(std::ostream& out) {
   out << "usage: collmc COMMAND [options] [arguments]\n"
@@ -123,7 +151,7 @@ void print_help(std::ostream& out, const Command& c, const Subcommand* sub, cons
   print_usage(out, sub ? sub->usage : c.usage);
   out << "\n" << (sub ? sub->summary : c.summary) << "\n\n" << options;
   if (!options.empty() && options.back() != '\n') out << "\n";
-  if (c.name == "check" || c.name == "test" || c.name == "shrink") out << "\n" << kExitCodes;
+  out << "\n" << c.exits;
 }
 
 }  // namespace
@@ -139,19 +167,26 @@ int main(int argc, char** argv) {
     print_overview(std::cout);
     return 0;
   }
-  if (name == "--version" || name == "version") {
+  if (name == "--version" || name == "-V" || name == "version") {
     std::cout << version_text();
     return 0;
   }
   if (name == "help") {  // `collmc help CMD [SUB]` is `collmc CMD [SUB] --help`
+    if (args.front() == "--help" || args.front() == "-h") {
+      print_overview(std::cout);
+      return 0;
+    }
     name = args.front();
     args.erase(args.begin());
     args.emplace_back("--help");
   }
   const Command* command = find_command(name);
   if (command == nullptr) {
+    // As git: one line and the likely command, not the whole overview.
     std::cerr << "collmc: unknown command '" << name << "'\n";
-    print_overview(std::cerr);
+    if (auto guess = collmc::model::closest_spelling(name, command_names()))
+      std::cerr << "help: did you mean 'collmc " << *guess << "'?\n";
+    std::cerr << "see `collmc --help` for the commands\n";
     return kExitBadInput;
   }
   const Subcommand* sub = find_subcommand(command->name, args);
@@ -159,18 +194,20 @@ int main(int argc, char** argv) {
     print_command_help(std::cout, *command);
     return 0;
   }
+  // Every error names the command as typed: "collmc trace import: ...", "collmc gen megatron: ...".
+  const std::string who = "collmc " + name + (sub ? " " + std::string(sub->name) : std::string());
   try {
     return command->run(args);
   } catch (const HelpRequested& help) {
     print_help(std::cout, *command, sub, help.options);
     return 0;
   } catch (const po::error& e) {
-    std::cerr << "collmc " << name << ": " << e.what() << "\n";
+    std::cerr << who << ": " << e.what() << "\n";
     print_usage(std::cerr, sub ? sub->usage : command->usage);
-    std::cerr << "see `collmc " << name << (sub ? " " + std::string(sub->name) : std::string()) << " --help`\n";
+    std::cerr << "see `" << who << " --help`\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "collmc " << name << ": " << e.what() << "\n";
+    std::cerr << who << ": " << e.what() << "\n";
     return kExitBadInput;
   }
 }

@@ -56,13 +56,13 @@ const std::vector<CommandHelp> kCommands = {
     {"shrink", {"--output", "--max-ranks", "--time-limit"}, {}},
     {"trace import", {"--output", "--format", "--name", "--no-origins", "--quiet"}, {}},
     {"record", {"--out"}, {}},
-    {"gen ring", {"--comms", "--agreed", "--profile", "--output"}, {"--world", "--tp", "--groups"}},
+    {"gen ring", {"--comms", "--agreed", "--profile", "--output", "--ranks", "--world"}, {"--tp", "--groups"}},
     {"gen megatron",
      {"--world", "--tp", "--cp", "--pp", "--ep", "--etp", "--dist-opt-instances", "--ubr-groups", "--order",
       "--late-segments", "--collectives"},
      {"--agreed", "--groups", "--sorted"}},
-    {"gen pytorch-pool", {"--ranks", "--groups", "--order", "--late-segments"}, {"--world", "--tp"}},
-    {"gen hook-fanout", {"--ranks", "--comms", "--sorted"}, {"--world", "--agreed"}},
+    {"gen pytorch-pool", {"--ranks", "--world", "--groups", "--order", "--late-segments"}, {"--tp"}},
+    {"gen hook-fanout", {"--ranks", "--world", "--comms", "--sorted"}, {"--agreed"}},
 };
 
 TEST(CliHelp, AnUndescribedOptionIsNoticed) {
@@ -106,7 +106,7 @@ TEST(CliHelp, OverviewListsEveryCommand) {
     EXPECT_EQ(r.status, 0) << args;
     for (const char* command : {"check", "test", "replay", "gen", "shrink", "trace import", "record"})
       EXPECT_NE(r.out.find(std::string("collmc ") + command), std::string::npos) << args << " " << command;
-    EXPECT_NE(r.out.find("exit: 0 safe, 1 violation, 2 bad input, 3 inconclusive"), std::string::npos);
+    EXPECT_NE(r.out.find("exit: 0 safe, 1 violation, 2 bad input, 3 inconclusive"), std::string::npos) << r.out;
   }
   // Without a command: the overview on stderr, exit 2.
   const Outcome bare = collmc("");
@@ -153,7 +153,7 @@ TEST(CliHelp, UnknownOptionsExitTwoWithTheUsageAndAHint) {
       {"record --frobnicate -- true", "usage: collmc record", "see `collmc record --help`"},
       {"gen megatron --frobnicate", "usage: collmc gen megatron", "see `collmc gen megatron --help`"},
       // An option of another family is unknown to this one.
-      {"gen ring --world 4", "usage: collmc gen ring", "see `collmc gen ring --help`"},
+      {"gen ring --tp 4", "usage: collmc gen ring", "see `collmc gen ring --help`"},
   };
   for (const auto& c : cases) {
     const Outcome r = collmc(c.args);

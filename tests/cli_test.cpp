@@ -21,9 +21,9 @@ std::string temp_path(const std::string& suffix) {
 }
 
 TEST(Cli, ExitCodesFollowTheVerdict) {
-  EXPECT_EQ(collmc("check " + shared_dir() + "/calibration/reg_same_order.cmc --quiet"), 0);
-  EXPECT_EQ(collmc("check " + shared_dir() + "/calibration/reg_cross_order.cmc --quiet"), 1);
-  EXPECT_EQ(collmc("check " + shared_dir() + "/calibration/split_cross_order.cmc --quiet"), 1);
+  EXPECT_EQ(collmc("check " + gpu_calibration_dir() + "/reg_same_order.cmc --quiet"), 0);
+  EXPECT_EQ(collmc("check " + gpu_calibration_dir() + "/reg_cross_order.cmc --quiet"), 1);
+  EXPECT_EQ(collmc("check " + gpu_calibration_dir() + "/split_cross_order.cmc --quiet"), 1);
   EXPECT_EQ(
       collmc("check " + source_dir() + "/examples/megatron_hsdp_dp_only.cmc --no-reduction --max-states 10 --quiet"),
       3);
@@ -43,8 +43,8 @@ TEST(Cli, BadInputPointsAtFileLineColumn) {
 }
 
 TEST(Cli, ExpectComparesEveryFile) {
-  EXPECT_EQ(collmc("check --expect --quiet " + shared_dir() + "/calibration/reg_cross_order.cmc " + shared_dir() +
-                   "/calibration/reg_same_order.cmc"),
+  EXPECT_EQ(collmc("check --expect --quiet " + gpu_calibration_dir() + "/reg_cross_order.cmc " + gpu_calibration_dir() +
+                   "/reg_same_order.cmc"),
             0);
   const std::string path = temp_path(".cmc");
   std::ofstream(path) << "ranks 2\nexpect safe\ncomm A = [0, 1]\nrank 0 {\n  alloc x\n  register A x\n}\n";
@@ -54,7 +54,7 @@ TEST(Cli, ExpectComparesEveryFile) {
 
 TEST(Cli, TestPrintsOneRowPerFileAndTheClosingLine) {
   std::string out;
-  EXPECT_EQ(collmc("test " + shared_dir() + "/calibration-mpi", &out), 0);
+  EXPECT_EQ(collmc("test " + mpi_calibration_dir(), &out), 0);
   EXPECT_NE(out.find("10 passed, 0 failed"), std::string::npos) << out;
   EXPECT_NE(out.find("mpi_win_cross_order.cmc"), std::string::npos);
 }

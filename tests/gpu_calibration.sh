@@ -7,6 +7,5 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   exit 77
 fi
 export NCCL_NVLS_ENABLE=0
-dirs=("$src/tests/calibration")
-[ -d "$src/../shared/calibration" ] && dirs+=("$src/../shared/calibration")
+dirs=("$src/tests/calibration" "$src/tests/calibration-2gpu")
 exec "$collmc" replay --calibrate "${dirs[@]}"

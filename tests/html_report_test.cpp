@@ -336,7 +336,7 @@ class HtmlReportBrowser : public ::testing::Test {
   }
 };
 
-TEST_F(HtmlReportBrowser, RegCrossOrder) { check_deadlock(shared_dir() + "/calibration/reg_cross_order.cmc"); }
+TEST_F(HtmlReportBrowser, RegCrossOrder) { check_deadlock(gpu_calibration_dir() + "/reg_cross_order.cmc"); }
 
 TEST_F(HtmlReportBrowser, NcclThreeCommRing) { check_deadlock(source_dir() + "/examples/nccl_three_comm_ring.cmc"); }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Replays every `set profile = mpi` scenario in examples/, tests/calibration-4gpu/mpi and
-# ../shared/calibration-mpi with real Open MPI (collmc replay --calibrate --backend mpi), with
+# tests/calibration-mpi with real Open MPI (collmc replay --calibrate --backend mpi), with
 # --launcher local and --launcher mpirun, and fails when one disagrees with the model, when the two
 # launchers' outcomes differ, or when anything of a run outlives it (an mpirun or rank process, a
 # shared block or run directory in /dev/shm).
@@ -19,11 +19,7 @@ if [ ${#inputs[@]} -lt 4 ]; then
 fi
 # The MPI versions of the three- and four-rank set (issue 9), where this checkout has them.
 [ -d "$src/tests/calibration-4gpu/mpi" ] && inputs+=("$src/tests/calibration-4gpu/mpi")
-if [ -d "$src/../shared/calibration-mpi" ]; then
-  inputs+=("$src/../shared/calibration-mpi")
-else
-  echo "note: $src/../shared/calibration-mpi is absent: replaying examples/ only"
-fi
+inputs+=("$src/tests/calibration-mpi")
 rc=0
 # Once with the ranks on the shared block (--launcher local), once through mpirun and the TCP store
 # (--launcher mpirun, the multi-node path): the same outcomes.

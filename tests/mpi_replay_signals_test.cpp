@@ -121,7 +121,7 @@ std::string read_all(const std::string& path) {
 // in their calls (Open MPI's segments exist).
 Collmc start_long_hang(const std::string& launcher) {
   Collmc c = start_replay({"--backend", "mpi", "--launcher", launcher, "--confirm-after", "0", "--hang-after", "60",
-                           shared_dir() + "/calibration-mpi/mpi_win_cross_order.cmc"});
+                           mpi_calibration_dir() + "/mpi_win_cross_order.cmc"});
   if (!wait_for([&] { return run_processes(c.pid, "collmc-mpi-rank").size() == 2; }, 60)) {
     ADD_FAILURE() << "the ranks did not start: " << read_all(c.output_path);
     kill(c.pid, SIGTERM);

@@ -10,10 +10,6 @@ if ! command -v srun >/dev/null || ! timeout 5 sinfo >/dev/null 2>&1; then
   echo "skipped: no Slurm cluster answers here (srun/sinfo)"
   exit 77
 fi
-if [ ! -d "$src/../shared/calibration-mpi" ]; then
-  echo "skipped: $src/../shared/calibration-mpi is absent"
-  exit 77
-fi
 launch=(--launcher srun --launcher-arg=--mpi=pmix --launcher-arg=--overcommit)
 rc=0
 leftovers() {  # $1: collmc's pid
@@ -25,7 +21,7 @@ leftovers() {  # $1: collmc's pid
     rc=1
   fi
 }
-"$collmc" replay "${launch[@]}" "$src/../shared/calibration-mpi/mpi_win_cross_order.cmc" > out.$$ 2>&1 &
+"$collmc" replay "${launch[@]}" "$src/tests/calibration-mpi/mpi_win_cross_order.cmc" > out.$$ 2>&1 &
 pid=$!
 wait $pid || { echo "FAIL: the hang was not confirmed"; rc=1; }
 cat out.$$
@@ -37,7 +33,7 @@ wait $pid || { echo "FAIL: the correct program did not complete"; rc=1; }
 grep -q "COMPLETED" out.$$ || { cat out.$$; echo "FAIL: expected COMPLETED under srun"; rc=1; }
 leftovers $pid
 "$collmc" replay "${launch[@]}" --confirm-after 0 --hang-after 60 \
-  "$src/../shared/calibration-mpi/mpi_win_cross_order.cmc" > out.$$ 2>&1 &
+  "$src/tests/calibration-mpi/mpi_win_cross_order.cmc" > out.$$ 2>&1 &
 pid=$!
 sleep 4
 kill -INT $pid

@@ -83,7 +83,7 @@ TEST(MpiReplayPlan, PlanFileRoundTrip) {
 }
 
 TEST(MpiReplayPlan, PlanFileOfAnEditedScenarioIsRejected) {
-  model::World w = model::load_world(shared_dir() + "/calibration-mpi/mpi_win_cross_order.cmc");
+  model::World w = model::load_world(mpi_calibration_dir() + "/mpi_win_cross_order.cmc");
   auto j = nlohmann::json::parse(replay::plan_to_json(replay::plan_for_scenario(w, {})));
   j["calls"][1] = "register A elsewhere";
   const std::string edited = temp_path(j.dump(), ".json");
@@ -108,7 +108,7 @@ TEST(MpiReplayRun, NcclProfileIsRefusedByTheMpiBackend) {
 
 TEST(MpiReplayRun, CrossOrderedWindowsHangIsConfirmedAndNothingOutlivesIt) {
   REQUIRE_MPI();
-  model::World w = model::load_world(shared_dir() + "/calibration-mpi/mpi_win_cross_order.cmc");
+  model::World w = model::load_world(mpi_calibration_dir() + "/mpi_win_cross_order.cmc");
   replay::ReplayPlan plan = replay::plan_for_scenario(w, {});
   replay::ReplayOptions options = fast(2);
   options.backend = replay::BackendKind::Auto;  // picks MPI for `set profile = mpi`
@@ -134,7 +134,7 @@ TEST(MpiReplayRun, CrossOrderedWindowsHangIsConfirmedAndNothingOutlivesIt) {
 
 TEST(MpiReplayRun, WithoutTheEarlyConfirmationTheHangWaitsForHangAfter) {
   REQUIRE_MPI();
-  model::World w = model::load_world(shared_dir() + "/calibration-mpi/mpi_win_cross_order.cmc");
+  model::World w = model::load_world(mpi_calibration_dir() + "/mpi_win_cross_order.cmc");
   replay::ReplayOptions options = fast(1.5);
   options.confirm_after_s = 0;
   replay::ReplayReport report = replay::replay_mpi(replay::plan_for_scenario(w, {}), options);
@@ -157,7 +157,7 @@ replay::ReplayOptions through_mpirun(double hang_after_s = 5) {
 
 TEST(MpiReplayStore, HangIsConfirmedThroughTheStore) {
   REQUIRE_MPI();
-  model::World w = model::load_world(shared_dir() + "/calibration-mpi/mpi_win_cross_order.cmc");
+  model::World w = model::load_world(mpi_calibration_dir() + "/mpi_win_cross_order.cmc");
   replay::ReplayReport report = replay::replay(replay::plan_for_scenario(w, {}), through_mpirun());
   EXPECT_EQ(report.outcome, replay::Outcome::Confirmed) << replay::text_report(report);
   EXPECT_EQ(report.launcher, "mpirun");
@@ -238,7 +238,7 @@ TEST(MpiReplayRun, CorrectProgramWithThreadsCompletes) {
 
 TEST(MpiReplayRun, EarlyBroadcastIsADifferenceMpiAllows) {
   REQUIRE_MPI();
-  model::World w = model::load_world(shared_dir() + "/calibration-mpi/mpi_bcast_cross_order_small.cmc");
+  model::World w = model::load_world(mpi_calibration_dir() + "/mpi_bcast_cross_order_small.cmc");
   replay::ReplayReport report = replay::replay_mpi(replay::plan_for_scenario(w, {}), fast());
   EXPECT_TRUE(report.agrees) << replay::text_report(report);
   const std::string text = replay::text_report(report);

@@ -836,17 +836,67 @@ TEST(ParserErrors, UnknownTopLevelForm) {
 }
 
 TEST(ParserErrors, UnknownStatementKeyword) {
-  EXPECT_FAILS_AT(parse_failure("ranks 2\ncomm A = [0, 1]\nrank 0 {\n  allreduce A x\n}\n"), 4, 3,
+  // Nothing close: every statement is listed.
+  EXPECT_FAILS_AT(parse_failure("ranks 2\ncomm A = [0, 1]\nrank 0 {\n  frobnicate A x\n}\n"), 4, 3,
                   "expected a statement (alloc, cuda_malloc");
   EXPECT_FAILS_AT(parse_failure("ranks 2\nrank 0 {\n  alloc x\n  = y\n}\n"), 4, 3, "expected a statement");
+  // A misspelling: the likely keyword, as rustc and clang do.
+  for (const auto& [typo, meant] : std::vector<std::pair<std::string, std::string>>{
+           {"regster", "register"}, {"allreduce", "all_reduce"}, {"any_ordr", "any_order"}, {"synk", "sync"}}) {
+    const Failure f = parse_failure("ranks 2\ncomm A = [0, 1]\nrank 0 {\n  " + typo + " A x\n}\n");
+    ASSERT_TRUE(f.thrown) << typo;
+    EXPECT_EQ(f.line, 4);
+    EXPECT_TRUE(has(f.what, "expected a statement, found '" + typo + "'")) << f.what;
+    EXPECT_TRUE(has(f.what, "\nhelp: did you mean '" + meant + "'?")) << f.what;
+  }
+}
+
+TEST(ParserErrors, SeveralErrorsAreReportedInOneRun) {
+  const Failure f = parse_failure(
+      "ranks 2\ncomm A = [0, 1]\nrank 0 {\n  regster A x\n  alloc\n  frob\n}\n"
+      "rank 1 {\n  alloc y 12 13\n}\n");
+  ASSERT_TRUE(f.thrown);
+  EXPECT_EQ(f.line, 4) << f.what;  // the first error is the primary one
+  EXPECT_TRUE(has(f.what, ":4:3: error: expected a statement, found 'regster'")) << f.what;
+  EXPECT_TRUE(has(f.what, ":5:8: error: expected a buffer name")) << f.what;
+  EXPECT_TRUE(has(f.what, ":6:3: error: expected a statement")) << f.what;
+  EXPECT_TRUE(has(f.what, ":9:14: error: expected end of statement")) << f.what;
+  EXPECT_TRUE(has(f.what, ": 4 errors")) << f.what;
+  // One error: exactly as before, no count.
+  const Failure one = parse_failure("ranks 2\nrank 0 {\n  frob\n}\n");
+  EXPECT_FALSE(has(one.what, "errors")) << one.what;
 }
 
 TEST(ParserErrors, MissingClosingBrace) {
   EXPECT_FAILS_AT(parse_failure("ranks 2\nrank 0 {\n  alloc x\n"), 4, 1, "expected '}' closing the block");
   EXPECT_FAILS_AT(parse_failure("ranks 2\nrank 0 {\n  group {\n    alloc x\n}"), 5, 2,
                   "expected '}' closing the block");
-  // A following rank header is not a statement.
-  EXPECT_FAILS_AT(parse_failure("ranks 2\nrank 0 {\n  alloc x\nrank 1 {}\n"), 4, 1, "expected a statement");
+  // A following rank header is not a statement: the block before it is not closed, and the note
+  // points at its '{'.
+  const Failure f = parse_failure("ranks 2\nrank 0 {\n  alloc x\nrank 1 {}\n");
+  EXPECT_FAILS_AT(f, 4, 1, "expected '}' closing the block, found 'rank'");
+  EXPECT_TRUE(has(f.what, ":2:8: note: the block opened here")) << f.what;
+  const Failure at_end = parse_failure("ranks 2\nrank 0 {\n  any_order {\n    alloc x\n  }\n");
+  EXPECT_TRUE(has(at_end.what, ":2:8: note: the block opened here")) << at_end.what;
+}
+
+TEST(ParserWarnings, AnUndeclaredBufferOneEditFromAnAllocatedOneIsLikelyATypo) {
+  const model::World w = model::resolve(
+      parse("ranks 2\ncomm A = [0, 1]\nrank * {\n  alloc wa\n  register A wx\n  all_reduce A other\n}\n"));
+  ASSERT_EQ(w.warnings.size(), 1u);  // once for the shared body; `other` is far from `wa`
+  EXPECT_EQ(w.warnings[0].loc.line, 5);
+  EXPECT_TRUE(has(w.warnings[0].message, "buffer 'wx' is never allocated")) << w.warnings[0].message;
+  EXPECT_TRUE(has(w.warnings[0].message, "did you mean 'wa'?")) << w.warnings[0].message;
+  // A plain buffer used without alloc is the language's (LANGUAGE.md): no warning.
+  EXPECT_TRUE(model::resolve(parse("ranks 2\ncomm A = [0, 1]\nrank * {\n  all_reduce A x\n}\n")).warnings.empty());
+}
+
+TEST(ParserWarnings, RanksWithoutABodyAreNamed) {
+  const model::World w = model::resolve(parse("ranks 3\ncomm A = [0, 1, 2]\nrank 0 {\n  all_reduce A x\n}\n"));
+  ASSERT_EQ(w.warnings.size(), 1u);
+  EXPECT_EQ(w.warnings[0].loc.line, 1);
+  EXPECT_TRUE(has(w.warnings[0].message, "ranks 1, 2 have no body")) << w.warnings[0].message;
+  EXPECT_TRUE(model::resolve(parse("ranks 3\nrank 0 {\n}\nrank * {\n}\n")).warnings.empty());
 }
 
 TEST(ParserErrors, MissingOpeningBrace) {
@@ -1118,7 +1168,7 @@ const std::vector<std::string>& seeds() {
         "  thread u { sync main }\n  when rank in all { free w }\n}\n",
     };
     // The calibration set, where present, is the best source of realistic text.
-    for (const std::string& dir : {shared_dir() + "/calibration", shared_dir() + "/calibration-mpi"}) {
+    for (const std::string& dir : {gpu_calibration_dir(), mpi_calibration_dir()}) {
       std::error_code ec;
       if (!std::filesystem::is_directory(dir, ec)) continue;
       for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {

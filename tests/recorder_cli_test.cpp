@@ -36,8 +36,8 @@ TEST(RecordCli, TwoRanksRecordedInOppositeOrdersImportAsADeadlock) {
   const std::string dir = collmc::testing::fresh_scratch_dir("opposite", false);
   std::string out;
   for (int r = 0; r < 2; ++r)
-    ASSERT_EQ(run_command("RANK=" + std::to_string(r) + " " + collmc_binary() + " record --out '" + dir + "' -- " +
-                              COLLMC_RECORD_DRIVER + " program " + std::to_string(r) + " 2 opposite",
+    ASSERT_EQ(run_command("RANK=" + std::to_string(r) + " " + collmc_binary() + " record --append --out '" + dir +
+                              "' -- " + COLLMC_RECORD_DRIVER + " program " + std::to_string(r) + " 2 opposite",
                           &out),
               0)
         << out;

@@ -22,7 +22,7 @@ int turns_of(const replay::ThreadPlan& t) {
 }
 
 TEST(ReplayPlan, DeadlockScheduleEndsInThePredictedCalls) {
-  model::World w = model::load_world(shared_dir() + "/calibration/reg_cross_order.cmc");
+  model::World w = model::load_world(gpu_calibration_dir() + "/reg_cross_order.cmc");
   replay::ReplayPlan plan = replay::plan_for_scenario(w, {});
   EXPECT_EQ(plan.verdict, model::Verdict::Deadlock);
   ASSERT_EQ(plan.ranks.size(), 2u);
@@ -51,7 +51,7 @@ TEST(ReplayPlan, DeadlockScheduleEndsInThePredictedCalls) {
 }
 
 TEST(ReplayPlan, SafeScenarioRunsEveryCallOfTheFirstCompleteRun) {
-  model::World w = model::load_world(shared_dir() + "/calibration/warm_group_cross.cmc");
+  model::World w = model::load_world(gpu_calibration_dir() + "/warm_group_cross.cmc");
   replay::ReplayPlan plan = replay::plan_for_scenario(w, {});
   EXPECT_EQ(plan.verdict, model::Verdict::Safe);
   size_t calls = 0;
@@ -66,7 +66,7 @@ TEST(ReplayPlan, SafeScenarioRunsEveryCallOfTheFirstCompleteRun) {
 
 TEST(ReplayPlan, ViolationKeepsTheCallsAfterTheViolatingStep) {
   // The illegal memory access of use_after_deregister is reported at the sync after the deregister.
-  model::World w = model::load_world(shared_dir() + "/calibration/warm_deregister_pending_coll.cmc");
+  model::World w = model::load_world(gpu_calibration_dir() + "/warm_deregister_pending_coll.cmc");
   replay::ReplayPlan plan = replay::plan_for_scenario(w, {});
   EXPECT_EQ(plan.verdict, model::Verdict::UseAfterDeregister);
   const auto& steps = plan.ranks[0][0].steps;
@@ -109,8 +109,8 @@ TEST(ReplayPlan, JsonOfAnEditedScenarioIsRejected) {
   close(fd);
   {
     std::ofstream out(tmpl);
-    out << R"({"format": "collmc-result", "version": 1, "scenario": {"file": ")" << shared_dir()
-        << R"(/calibration/reg_cross_order.cmc"}, "calls": [], "verdict": "deadlock", "schedule": []})";
+    out << R"({"format": "collmc-result", "version": 1, "scenario": {"file": ")" << gpu_calibration_dir()
+        << R"(/reg_cross_order.cmc"}, "calls": [], "verdict": "deadlock", "schedule": []})";
   }
   model::World w;
   EXPECT_THROW(replay::plan_from_json(tmpl, w), std::runtime_error);
@@ -146,7 +146,7 @@ TEST(ReplayRun, RefusesClearlyWithoutEnoughGpusAndLeavesNothingBehind) {
 }
 
 TEST(ReplayRun, MpiProfileIsNotRunOnNccl) {
-  model::World w = model::load_world(shared_dir() + "/calibration-mpi/mpi_win_cross_order.cmc");
+  model::World w = model::load_world(mpi_calibration_dir() + "/mpi_win_cross_order.cmc");
   replay::ReplayReport report = replay::replay_nccl(replay::plan_for_scenario(w, {}), {});
   EXPECT_EQ(report.outcome, replay::Outcome::Refused);
   EXPECT_EQ(child_processes(), 0);

@@ -42,9 +42,9 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Calibration, ScenarioFile, ::testing::ValuesIn(files_in(shared_dir() + "/calibration")),
+INSTANTIATE_TEST_SUITE_P(Calibration, ScenarioFile, ::testing::ValuesIn(files_in(gpu_calibration_dir())),
                          test_name);
-INSTANTIATE_TEST_SUITE_P(CalibrationMpi, ScenarioFile, ::testing::ValuesIn(files_in(shared_dir() + "/calibration-mpi")),
+INSTANTIATE_TEST_SUITE_P(CalibrationMpi, ScenarioFile, ::testing::ValuesIn(files_in(mpi_calibration_dir())),
                          test_name);
 INSTANTIATE_TEST_SUITE_P(LocalCalibration, ScenarioFile,
                          ::testing::ValuesIn(files_in(source_dir() + "/tests/calibration")), test_name);
@@ -59,8 +59,8 @@ INSTANTIATE_TEST_SUITE_P(CalibrationProbes, ScenarioFile,
 INSTANTIATE_TEST_SUITE_P(Examples, ScenarioFile, ::testing::ValuesIn(files_in(source_dir() + "/examples")), test_name);
 
 TEST(ScenarioFiles, SetsAreComplete) {
-  EXPECT_EQ(files_in(shared_dir() + "/calibration").size(), 41u);
-  EXPECT_EQ(files_in(shared_dir() + "/calibration-mpi").size(), 10u);
+  EXPECT_EQ(files_in(gpu_calibration_dir()).size(), 41u);
+  EXPECT_EQ(files_in(mpi_calibration_dir()).size(), 10u);
   EXPECT_GE(files_in(source_dir() + "/examples").size(), 7u);
 }
 

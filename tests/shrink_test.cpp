@@ -36,7 +36,7 @@ std::vector<std::string> bundled_scenarios() {
   std::vector<std::string> files;
   for (const std::string& dir :
        std::vector<std::string>{source_dir() + "/examples", source_dir() + "/tests/calibration",
-                                shared_dir() + "/calibration", shared_dir() + "/calibration-mpi"}) {
+                                gpu_calibration_dir(), mpi_calibration_dir()}) {
     if (!std::filesystem::is_directory(dir)) continue;
     for (const auto& e : std::filesystem::directory_iterator(dir))
       if (e.path().extension() == ".cmc") files.push_back(e.path().string());
@@ -257,7 +257,7 @@ TEST(Shrink, ResultIsOneMinimal) {
 TEST(Shrink, OtherViolationsKeepTheirKind) {
   for (const std::string& name :
        std::vector<std::string>{"split_cross_order", "symmetric_divergent_buffer", "warm_deregister_pending_coll"}) {
-    const std::string path = shared_dir() + "/calibration/" + name + ".cmc";
+    const std::string path = gpu_calibration_dir() + "/" + name + ".cmc";
     if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is not here";
     const model::World input = model::load_world(path);
     const auto r = shrink_checked(input);

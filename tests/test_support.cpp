@@ -26,10 +26,8 @@ std::string verdict_str(const std::string& text) { return std::string(model::ver
 
 std::string source_dir() { return COLLMC_SOURCE_DIR; }
 
-std::string shared_dir() {
-  if (const char* env = std::getenv("COLLMC_SHARED_DIR")) return env;
-  return (std::filesystem::path(COLLMC_SOURCE_DIR) / ".." / "shared").lexically_normal().string();
-}
+std::string gpu_calibration_dir() { return source_dir() + "/tests/calibration-2gpu"; }
+std::string mpi_calibration_dir() { return source_dir() + "/tests/calibration-mpi"; }
 
 std::string collmc_binary() { return COLLMC_BINARY; }
 

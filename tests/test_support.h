@@ -16,9 +16,10 @@ checker::CheckResult check_text(const std::string& text, const checker::SearchOp
 model::Verdict verdict_of(const std::string& text, const checker::SearchOptions& options = {});
 std::string verdict_str(const std::string& text);  // verdict_name of verdict_of
 
-// ../shared next to the checkout (the calibration sets), and the checkout itself.
-std::string shared_dir();
+// The checkout, and the calibration sets in it (tests/calibration-2gpu/PROVENANCE.md).
 std::string source_dir();
+std::string gpu_calibration_dir();  // NCCL 2.28.3 on two H200s
+std::string mpi_calibration_dir();  // Open MPI 4.1.4 on CPUs
 std::string collmc_binary();
 
 // A fresh directory `name` under this test process's scratch directory (removed when the process

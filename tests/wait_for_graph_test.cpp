@@ -28,7 +28,7 @@ std::set<std::string> cycle_comms(const model::World& w, const checker::WaitForG
 
 TEST(WaitForGraph, RegCrossOrderIsTheTwoRankCycleThroughAAndB) {
   model::World w;
-  auto r = check_file(w, shared_dir() + "/calibration/reg_cross_order.cmc");
+  auto r = check_file(w, gpu_calibration_dir() + "/reg_cross_order.cmc");
   ASSERT_EQ(r.verdict, model::Verdict::Deadlock);
   const auto& g = r.wait_for;
   ASSERT_EQ(g.cycles.size(), 1u);
@@ -66,7 +66,7 @@ TEST(WaitForGraph, ThreeCommunicatorRingHasACycleOfLengthThree) {
 
 TEST(WaitForGraph, WaitOnARankThatExitedIsNamedWithoutACycle) {
   model::World w;
-  auto r = check_file(w, shared_dir() + "/calibration/register_size_zero.cmc");
+  auto r = check_file(w, gpu_calibration_dir() + "/register_size_zero.cmc");
   ASSERT_EQ(r.verdict, model::Verdict::Deadlock);
   EXPECT_TRUE(r.wait_for.cycles.empty());
   bool exited = false;
@@ -79,7 +79,7 @@ TEST(WaitForGraph, WaitOnARankThatExitedIsNamedWithoutACycle) {
 
 TEST(WaitForGraph, WarmCollectivesCrossOrderedOnOneStreamCycleThroughStreamHeads) {
   model::World w;
-  auto r = check_file(w, shared_dir() + "/calibration/warm_coll_cross_same_stream.cmc");
+  auto r = check_file(w, gpu_calibration_dir() + "/warm_coll_cross_same_stream.cmc");
   ASSERT_EQ(r.wait_for.cycles.size(), 1u);
   for (int n : r.wait_for.cycles[0])
     EXPECT_EQ(r.wait_for.nodes[static_cast<size_t>(n)].kind, checker::WaitNode::Kind::StreamHead);
@@ -94,7 +94,7 @@ TEST(WaitForGraph, WarmCollectivesCrossOrderedOnOneStreamCycleThroughStreamHeads
 
 TEST(WaitForGraph, ColdCollectiveWaitsInTheConnect) {
   model::World w;
-  auto r = check_file(w, shared_dir() + "/calibration/cold_coll_then_register.cmc");
+  auto r = check_file(w, gpu_calibration_dir() + "/cold_coll_then_register.cmc");
   ASSERT_EQ(r.wait_for.cycles.size(), 1u);
   EXPECT_EQ(cycle_comms(w, r.wait_for), (std::set<std::string>{"A", "B"}));
   bool connect = false;
@@ -129,7 +129,7 @@ TEST_P(DeadlockFile, ProducesDotSvgAndHtml) {
 std::vector<std::string> deadlock_candidates() {
   std::vector<std::string> out;
   for (const auto& path : checker::collect_scenarios(
-           {shared_dir() + "/calibration", shared_dir() + "/calibration-mpi", source_dir() + "/examples"}))
+           {gpu_calibration_dir(), mpi_calibration_dir(), source_dir() + "/examples"}))
     if (model::load_world(path).expect == model::Verdict::Deadlock) out.push_back(path);
   return out;
 }

@@ -24,13 +24,21 @@ uint64_t peak_rss_bytes() {
   return static_cast<uint64_t>(u.ru_maxrss) * 1024;
 }
 
+// "4", "2.5": what the user typed, not std::to_string's "4.000000".
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", s);
+  return buf;
+}
+
 // Limits, statistics and the progress line, shared by both searches.
 class Monitor {
  public:
   Monitor(const SearchOptions& options, SearchResult& result)
       : options_(options), result_(result), start_(Clock::now()) {
     using P = SearchOptions::Progress;
-    show_ = options.progress == P::Always || (options.progress == P::Auto && isatty(STDERR_FILENO));
+    terminal_ = isatty(STDERR_FILENO) != 0;
+    show_ = options.progress == P::Always || (options.progress == P::Auto && terminal_);
   }
   ~Monitor() { clear_line(); }
 
@@ -42,18 +50,22 @@ class Monitor {
     if (options_.max_states && st.states >= options_.max_states)
       return "max-states (" + std::to_string(options_.max_states) + ")";
     if ((st.expanded & 1023) != 0) return {};
+    if (options_.stop != nullptr && options_.stop->load(std::memory_order_relaxed)) return "interrupted";
     const double t = elapsed();
     if (options_.time_limit_s > 0 && t > options_.time_limit_s)
-      return "time-limit (" + std::to_string(options_.time_limit_s) + " s)";
+      return "time-limit (" + seconds_text(options_.time_limit_s) + " s)";
     if (options_.max_memory_mib && memory_bytes > (options_.max_memory_mib << 20))
       return "max-memory (" + std::to_string(options_.max_memory_mib) + " MiB)";
-    if (show_ && t >= options_.progress_after_s && t - last_shown_ >= 0.25) {
+    // On a terminal one line rewritten in place; into a log (--progress forced) a plain line every
+    // 5 s, with no carriage return or escape sequence.
+    if (show_ && t >= options_.progress_after_s && (last_shown_ < 0 || t - last_shown_ >= (terminal_ ? 0.25 : 5.0))) {
       last_shown_ = t;
-      std::fprintf(stderr, "\r[search] %llu states, %.0f states/s, depth %llu, memory %.1f MiB, %.1f s\033[K",
-                   static_cast<unsigned long long>(st.states), static_cast<double>(st.states) / t,
-                   static_cast<unsigned long long>(st.max_depth), static_cast<double>(memory_bytes) / (1 << 20), t);
+      std::fprintf(stderr, "%s[search] %llu states, %.0f states/s, depth %llu, memory %.1f MiB, %.1f s%s",
+                   terminal_ ? "\r" : "", static_cast<unsigned long long>(st.states),
+                   static_cast<double>(st.states) / t, static_cast<unsigned long long>(st.max_depth),
+                   static_cast<double>(memory_bytes) / (1 << 20), t, terminal_ ? "\033[K" : "\n");
       std::fflush(stderr);
-      shown_ = true;
+      shown_ = terminal_;
     }
     return {};
   }
@@ -80,6 +92,7 @@ class Monitor {
   SearchResult& result_;
   Clock::time_point start_;
   bool show_ = false;
+  bool terminal_ = false;
   bool shown_ = false;
   double last_shown_ = -1;  // when the line was last written (-1: never)
 };

@@ -41,8 +41,16 @@ class Parser {
     while (true) {
       skip_separators();
       if (at(TokKind::End)) break;
-      top_level();
+      try {
+        top_level();
+      } catch (const InputError& e) {
+        record(e);
+        skip_rest_of_statement(true);
+      } catch (const UnclosedBlock&) {
+        // Recorded where it was found; the top-level form that ended it is read next.
+      }
     }
+    if (!errors_.empty()) throw InputError(errors_);
     if (sc_.ranks == 0) {
       SourceLoc loc{file_, 1, 1};
       throw InputError(loc, "missing 'ranks N': every scenario declares its world size");
@@ -51,6 +59,42 @@ class Parser {
   }
 
  private:
+  // A block left open: a top-level form (or the end of the file) where a statement or its '}' should
+  // be. Recorded as an error pointing at the '{', then the parse resumes at the top level.
+  struct UnclosedBlock {};
+
+  // Errors are collected, so that one run reports every error of a file that the parser can get past
+  // by skipping to the end of the statement (as rustc and clang do); at most this many.
+  static constexpr size_t kMaxErrors = 20;
+
+  void record(const InputError& e) {
+    errors_.push_back(e);
+    if (errors_.size() >= kMaxErrors) throw InputError(errors_);
+  }
+
+  // After an error: past the rest of the statement (up to its newline or ';', a '{ ... }' in it
+  // skipped whole). Inside a block a '}' that closes the block is left for it; at the top level a
+  // stray '}' is dropped.
+  void skip_rest_of_statement(bool top) {
+    int depth = 0;
+    while (!at(TokKind::End)) {
+      if (at(TokKind::LBrace)) {
+        ++depth;
+      } else if (at(TokKind::RBrace)) {
+        if (depth == 0 && !top) return;
+        if (depth > 0) --depth;
+      } else if (depth == 0 && (at(TokKind::Newline) || at(TokKind::Semicolon))) {
+        advance();
+        return;
+      }
+      advance();
+    }
+  }
+
+  static bool is_top_level_word(const std::string& w) {
+    return w == "ranks" || w == "name" || w == "expect" || w == "set" || w == "comm" || w == "process" || w == "rank";
+  }
+
   // ---- token helpers
   const Token& peek(size_t ahead = 0) const {
     size_t i = std::min(pos_ + ahead, toks_.size() - 1);
@@ -414,7 +458,7 @@ class Parser {
   std::vector<Stmt> block(int depth) {
     if (depth > kMaxNesting) fail_msg(peek(), "blocks nested too deeply (more than 200 levels)");
     skip_newlines();
-    expect(TokKind::LBrace, "'{'");
+    const SourceLoc open = loc_of(expect(TokKind::LBrace, "'{'"));
     std::vector<Stmt> out;
     while (true) {
       skip_separators();
@@ -422,8 +466,17 @@ class Parser {
         advance();
         return out;
       }
-      if (at(TokKind::End)) fail_at(peek(), "'}' closing the block");
-      out.push_back(statement(depth + 1));
+      if (at(TokKind::End) || (at(TokKind::Name) && is_top_level_word(peek().text))) {
+        errors_.push_back(InputError(loc_of(peek()), "expected '}' closing the block, found " + describe(peek()),
+                                     {DiagnosticNote{DiagnosticNote::Kind::Note, open, "the block opened here"}}));
+        throw UnclosedBlock{};
+      }
+      try {
+        out.push_back(statement(depth + 1));
+      } catch (const InputError& e) {
+        record(e);
+        skip_rest_of_statement(false);
+      }
     }
   }
 
@@ -542,8 +595,7 @@ class Parser {
       (void)t;
     } else {
       auto kind = op_from_keyword(kw.text);
-      if (!kind)
-        fail_at(kw, "a statement (" + op_keyword_list() + ", group, any_order, either, maybe, repeat, thread, when)");
+      if (!kind) unknown_statement(kw);
       s.op = *kind;
       switch (op_form(s.op)) {
         case OpForm::BufferSize:
@@ -651,6 +703,18 @@ class Parser {
     return s;
   }
 
+  [[noreturn]] void unknown_statement(const Token& kw) const {
+    static const char* const kCompound[] = {"group", "any_order", "either", "maybe", "repeat", "thread", "when"};
+    std::vector<std::string> words;
+    for (const OpInfo& op : kOperations) words.emplace_back(op.keyword);
+    words.insert(words.end(), std::begin(kCompound), std::end(kCompound));
+    if (kw.kind == TokKind::Name)
+      if (auto guess = closest_spelling(kw.text, words))
+        throw InputError(loc_of(kw), "expected a statement, found " + describe(kw),
+                         {DiagnosticNote{DiagnosticNote::Kind::Help, {}, "did you mean '" + *guess + "'?"}});
+    fail_at(kw, "a statement (" + op_keyword_list() + ", group, any_order, either, maybe, repeat, thread, when)");
+  }
+
   void call_args(Stmt& s, bool collective) {
     std::set<std::string> given;
     while (at(TokKind::Name)) {
@@ -685,6 +749,7 @@ class Parser {
   std::vector<Token> toks_;
   size_t pos_ = 0;
   Scenario sc_;
+  std::vector<InputError> errors_;
 };
 
 }  // namespace

@@ -125,6 +125,8 @@ class Resolver {
     }
     check_put_targets();
     processes();
+    warn_ranks_without_body(star != nullptr, own);
+    warn_misspelt_buffers();
     {
       const bool rooted = std::any_of(w_.calls.begin(), w_.calls.end(), [&](const Call& c) {
         return takes_root(c.kind) && w_.profile_of(c) == Profile::Mpi;
@@ -138,6 +140,50 @@ class Resolver {
   }
 
  private:
+  // `ranks 3` with a body for rank 0 only: ranks 1 and 2 do nothing, which the language allows (a
+  // rank with no body) but which is rarely meant; every `deadlock` then names the idle ranks.
+  void warn_ranks_without_body(bool has_star, const std::map<int, const RankBody*>& own) {
+    if (has_star || sc_.bodies.empty()) return;
+    std::vector<int> idle;
+    for (int r = 0; r < sc_.ranks; ++r)
+      if (!own.count(r)) idle.push_back(r);
+    if (idle.empty()) return;
+    std::string list;
+    for (size_t i = 0; i < idle.size() && i < 8; ++i) list += (i ? ", " : "") + std::to_string(idle[i]);
+    if (idle.size() > 8) list += ", ... (" + std::to_string(idle.size()) + " ranks)";
+    w_.warnings.push_back(
+        Diagnostic{sc_.ranks_loc, "rank" + std::string(idle.size() == 1 ? " " : "s ") + list +
+                                      (idle.size() == 1 ? " has no body and does nothing; give it one"
+                                                        : " have no body and do nothing; give them one") +
+                                      " (`rank * { ... }` for every rank "
+                                      "without its own) or lower `ranks`"});
+  }
+
+  // A buffer a rank uses but never allocates is a plain cudaMalloc buffer (LANGUAGE.md); when its
+  // name is one edit from a buffer the rank does allocate, it is most likely a typo (`wx` for `wa`).
+  void warn_misspelt_buffers() {
+    std::vector<std::vector<std::string>> allocated(static_cast<size_t>(w_.ranks));
+    for (const auto& c : w_.calls)
+      if ((c.kind == OpKind::Alloc || c.kind == OpKind::CudaMalloc) && c.buffer >= 0)
+        allocated[static_cast<size_t>(c.rank)].push_back(w_.buffers[static_cast<size_t>(c.buffer)]);
+    std::set<std::pair<std::string, std::string>> warned;  // (location, buffer): a shared body warns once
+    for (const auto& c : w_.calls) {
+      if (c.kind == OpKind::Alloc || c.kind == OpKind::CudaMalloc) continue;
+      const auto& mine = allocated[static_cast<size_t>(c.rank)];
+      for (int b : {c.buffer, c.buffer2}) {
+        if (b < 0) continue;
+        const std::string& name = w_.buffers[static_cast<size_t>(b)];
+        if (std::find(mine.begin(), mine.end(), name) != mine.end()) continue;
+        const auto guess = closest_spelling(name, mine);
+        if (!guess || !warned.insert({c.loc.str(), name}).second) continue;
+        w_.warnings.push_back(Diagnostic{
+            c.loc, "buffer '" + name + "' is never allocated on rank " + std::to_string(c.rank) +
+                       ", so it is a plain cudaMalloc buffer made before the program starts; did you mean '" + *guess +
+                       "'?"});
+      }
+    }
+  }
+
   // Throws for what is wrong whichever rank runs the statements: a misplaced `thread`, an unknown
   // communicator, datatype or reduction, a call that cannot stand in a group.
   void check_statements(const std::vector<Stmt>& stmts, bool top, bool in_group) const {

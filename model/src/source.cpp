@@ -1,6 +1,12 @@
 #include "collmc/model/source.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 namespace collmc::model {
@@ -26,12 +32,13 @@ std::string SourceLoc::file_name() const { return file ? file->path : std::strin
 std::string SourceLoc::str() const { return file_name() + ":" + std::to_string(line) + ":" + std::to_string(column); }
 
 namespace {
-std::string format_diagnostic(const SourceLoc& loc, const std::string& message) {
-  std::ostringstream out;
+
+// "FILE:L:C: LEVEL: message", then the source line and a caret under the column.
+void format_located(std::ostream& out, const SourceLoc& loc, const char* level, const std::string& message) {
   if (loc.line > 0)
-    out << loc.str() << ": error: " << message;
+    out << loc.str() << ": " << level << ": " << message;
   else
-    out << loc.file_name() << ": error: " << message;
+    out << loc.file_name() << ": " << level << ": " << message;
   if (loc.file && loc.line > 0) {
     std::string text = loc.file->line_text(loc.line);
     out << "\n  " << text << "\n  ";
@@ -39,23 +46,98 @@ std::string format_diagnostic(const SourceLoc& loc, const std::string& message) 
       out << (text[static_cast<size_t>(i) - 1] == '\t' ? '\t' : ' ');
     out << '^';
   }
+}
+
+// `notes` is the constructor's own copy, handed over.
+std::string format_diagnostic(const SourceLoc& loc, const std::string& message, std::vector<DiagnosticNote>&& notes) {
+  std::ostringstream out;
+  format_located(out, loc, "error", message);
+  for (const auto& n : notes) {
+    out << "\n";
+    if (n.kind == DiagnosticNote::Kind::Help)
+      out << "help: " << n.text;
+    else if (n.loc.line > 0)
+      format_located(out, n.loc, "note", n.text);
+    else
+      out << "note: " << n.text;
+  }
   return out.str();
 }
+
+std::string format_several(const std::vector<InputError>& errors) {
+  std::ostringstream out;
+  for (const auto& e : errors) out << e.what() << "\n";
+  out << (errors.empty() ? std::string("<input>") : errors.front().loc().file_name()) << ": " << errors.size()
+      << " errors";
+  return out.str();
+}
+
 }  // namespace
 
-InputError::InputError(SourceLoc loc, const std::string& message)
-    : std::runtime_error(format_diagnostic(loc, message)), loc_(std::move(loc)), message_(message) {}
+InputError::InputError(SourceLoc loc, const std::string& message, std::vector<DiagnosticNote> notes)
+    : std::runtime_error(format_diagnostic(loc, message, std::move(notes))), loc_(std::move(loc)), message_(message) {}
+
+InputError::InputError(const std::vector<InputError>& errors)
+    : std::runtime_error(errors.size() == 1 ? std::string(errors.front().what()) : format_several(errors)),
+      loc_(errors.empty() ? SourceLoc{} : errors.front().loc()),
+      message_(errors.empty() ? std::string() : errors.front().message()) {}
 
 std::shared_ptr<const SourceFile> read_source_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const bool from_stdin = path == kStdinPath;
+  const std::string name = from_stdin ? kStdinName : path;
+  auto fail = [&](const std::string& reason) {
     SourceLoc loc;
-    loc.file = std::make_shared<SourceFile>(path, "");
-    throw InputError(loc, "cannot read file");
-  }
+    loc.file = std::make_shared<SourceFile>(name, "");
+    throw InputError(loc, "cannot read file: " + reason);
+  };
   std::ostringstream buf;
-  buf << in.rdbuf();
-  return std::make_shared<SourceFile>(path, buf.str());
+  if (from_stdin) {
+    buf << std::cin.rdbuf();
+  } else {
+    // ifstream opens a directory without complaint and then reads nothing: ask first.
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) fail(std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) fail(std::strerror(EISDIR));
+    errno = 0;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(std::strerror(errno != 0 ? errno : EACCES));
+    buf << in.rdbuf();
+  }
+  std::string text = buf.str();
+  // Editors on Windows start UTF-8 files with a byte-order mark; it carries no meaning here.
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+  return std::make_shared<SourceFile>(name, std::move(text));
+}
+
+std::optional<std::string> closest_spelling(const std::string& word, const std::vector<std::string>& candidates) {
+  // Levenshtein distance, one row at a time.
+  auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const size_t above = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    return row[b.size()];
+  };
+  // A third of the word, at least one edit: `regster` -> `register`, `jsn` -> `json`, not `x` -> `sync`.
+  const size_t limit = std::max<size_t>(1, word.size() / 3);
+  std::optional<std::string> best;
+  size_t best_distance = limit + 1;
+  for (const auto& c : candidates) {
+    if (c == word) continue;
+    const size_t d = distance(word, c);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
 }
 
 }  // namespace collmc::model

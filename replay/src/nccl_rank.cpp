@@ -420,10 +420,20 @@ int run_nccl_rank(const ReplayPlan& plan, int rank, int gpu, SharedBlock* shared
   return run_rank(plan, rank, shared, free_running, calls);
 }
 
+// Why there is no GPU, in words a user acts on: with no NVIDIA driver at all CUDA answers
+// "CUDA driver version is insufficient", which reads as "upgrade the driver".
+static std::string no_gpu_reason(cudaError_t e) {
+  const std::string name = cudaGetErrorName(e);
+  if (e == cudaErrorInsufficientDriver && access("/proc/driver/nvidia/version", F_OK) != 0)
+    return "no NVIDIA driver or GPU found (" + name + ")";
+  if (e == cudaErrorNoDevice) return "no NVIDIA GPU found (" + name + ")";
+  return std::string("no usable GPU (") + cudaGetErrorString(e) + ", " + name + ")";
+}
+
 int gpu_for_local_rank(int local_rank, std::string& why) {
   int gpus = 0;
   if (cudaError_t e = cudaGetDeviceCount(&gpus); e != cudaSuccess) {
-    why = std::string("no usable GPU (") + cudaGetErrorString(e) + ")";
+    why = no_gpu_reason(e);
     return -1;
   }
   if (gpus == 1) return 0;  // the launcher gave this rank its own GPU (CUDA_VISIBLE_DEVICES), or all share it

@@ -91,8 +91,11 @@ std::string text_report(const CheckResult& r, bool verbose) {
   if (!w.name.empty()) out << "  (\"" << w.name << "\")";
   out << "\n";
   if (w.expect) {
-    out << "expected: " << model::verdict_name(*w.expect) << (r.agrees_with_expect() ? " (agrees)" : " (DISAGREES)")
-        << "\n";
+    // An inconclusive search disproves nothing: it is not a disagreement.
+    const char* judgement = r.agrees_with_expect()                      ? " (agrees)"
+                            : r.verdict == model::Verdict::Inconclusive ? " (not proven)"
+                                                                        : " (DISAGREES)";
+    out << "expected: " << model::verdict_name(*w.expect) << judgement << "\n";
   }
   for (const auto& note : w.notes) out << "note: " << note << "\n";
   if (r.verdict == model::Verdict::Inconclusive) {

@@ -8,6 +8,8 @@
 // state reached again through a chain is at worst explored again, never missed.
 #pragma once
 
+#include <atomic>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,6 +32,9 @@ struct SearchOptions {
   enum class Progress : uint8_t { Auto, Always, Never };
   Progress progress = Progress::Auto;  // Auto: when stderr is a terminal
   double progress_after_s = 1.0;       // the first line comes after this long
+  // Set (by a SIGINT handler) to stop the search: it ends `inconclusive`, limit "interrupted", with
+  // its statistics, as a limit would. Polled every 1024 expanded states.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct SearchStats {

@@ -139,8 +139,11 @@ struct World {
   std::vector<Call> calls;
   std::vector<RankProgram> programs;       // one per rank
   std::vector<Diagnostic> usage_problems;  // the static usage errors (also on their calls)
-  std::vector<std::string> notes;          // assumptions the verdict depends on
-  std::vector<Diagnostic> warnings;        // input collmc accepts but has no rules for (an unknown NCCL release)
+  // Input collmc accepts but that is likely a mistake or outside its rules: a buffer never allocated
+  // whose name is one edit from one that is (the language makes it a cudaMalloc buffer), ranks with no
+  // body, an NCCL release collmc has no rules for. check prints them; the verdict follows the input.
+  std::vector<Diagnostic> warnings;
+  std::vector<std::string> notes;  // assumptions the verdict depends on
 
   uint64_t dtype_size(int dtype) const;
   // The profile a call follows: its communicator's, or the `profile` knob for calls without one.
