@@ -153,7 +153,8 @@ TEST(WaitForGraph, LargeWorldsFoldRanksOffTheCycle) {
   full.full_graph = true;
   auto count_nodes = [](const std::string& dot) {
     size_t n = 0;
-    for (size_t pos = dot.find("\n    n"); pos != std::string::npos; pos = dot.find("\n    n", pos + 1)) ++n;
+    for (size_t pos = dot.find("\n    \"rank "); pos != std::string::npos; pos = dot.find("\n    \"rank ", pos + 1))
+      ++n;
     return n;
   };
   size_t folded = count_nodes(report::wait_for_dot(w, r.wait_for));
