@@ -114,7 +114,7 @@ TEST_P(DeadlockFile, ProducesDotSvgAndHtml) {
   EXPECT_NE(dot.find("digraph"), std::string::npos);
   EXPECT_NE(dot.find("cluster_legend"), std::string::npos);
   if (!r.wait_for.cycles.empty()) {
-    EXPECT_NE(dot.find("color=red"), std::string::npos);
+    EXPECT_NE(dot.find("color=\"#c62828\", penwidth=2.5"), std::string::npos);  // the cycle's edges, red
   }
   std::string svg = report::render_svg(dot);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);

@@ -166,6 +166,7 @@ details table td { font-size: 12px; }
 .cycle-line .hop { color: var(--muted); font-size: 13px; margin: 0 4px; white-space: nowrap; }
 .cycle-line .hop code { color: var(--ink); }
 table.hops td, table.stands td { font-size: 13px; }
+table.hops td.mono, table.stands td.mono { white-space: nowrap; }
 table.hops td.n { color: var(--red); font-weight: 700; }
 table.stands tr.on-cycle td:first-child { color: var(--red); font-weight: 700; }
 table.stands .state { font-size: 11px; font-weight: 600; padding: 0 5px; border-radius: 4px; white-space: nowrap; }

@@ -66,12 +66,13 @@ std::string folded_title(const std::vector<int>& ranks) {
 
 }  // namespace
 
-// Edge texts are `xlabel`s, never `label`s: a labelled edge between two nodes of one rank (a flat
-// edge) makes Graphviz 2.43's dot layout put its label in a virtual node, and make_vn_slot grows the
-// rank's node array with realloc while the rank's `av` alias keeps the old block, which gvFreeLayout
-// then frees a second time (heap corruption at W = 32, 40, 56, 64 and 256 of a Megatron deadlock,
-// found with valgrind). xlabels are placed after the layout, clear of nodes and cluster titles, and
-// take no part in ranking, so that code never runs.
+// Edges carry no text: what a node waits for is written in the node ("1: waits for host slot 0 of A",
+// numbered along the cycle), the edge only points at whom. Two reasons. A labelled edge between two
+// nodes of one rank (a flat edge, common once clusters break a cycle) makes Graphviz 2.43's dot layout
+// put its label in a virtual node, and make_vn_slot grows the rank's node array with realloc while
+// the rank's `av` alias keeps the old block, which gvFreeLayout then frees a second time: heap
+// corruption at W = 32, 40, 56, 64 and 256 of a Megatron deadlock (found with valgrind). And edge
+// labels, as labels or xlabels, land on cluster titles and on each other once the graph is dense.
 std::string wait_for_dot(const model::World& w, const WaitForGraph& g, const DotOptions& options) {
   // Which nodes to draw: everything, or the ranks on a cycle and their neighbours.
   std::set<int> keep_ranks;
@@ -127,16 +128,42 @@ std::string wait_for_dot(const model::World& w, const WaitForGraph& g, const Dot
       << "  node [fontname=\"Helvetica\", fontsize=12, margin=\"0.12,0.05\"];\n"
       << "  edge [fontname=\"Helvetica\", fontsize=11];\n  label=\"wait-for graph: "
       << dot_escape(w.name.empty() ? std::string("scenario") : w.name) << "\";\n  labelloc=t;\n";
+  // The edges drawn (between representatives), and what each drawn node waits for, in its own words.
+  struct Drawn {
+    int from, to;
+    const checker::WaitEdge* edge;
+  };
+  std::vector<Drawn> drawn;
+  std::map<int, std::vector<std::string>> waits;  // node -> "1: waits for host slot 0 of A", ...
+  std::set<std::pair<int, int>> seen;
+  for (const auto& e : g.edges) {
+    const int a = rep[static_cast<size_t>(e.from)], b = rep[static_cast<size_t>(e.to)];
+    if (a < 0 || b < 0 || !seen.emplace(a, b).second) continue;
+    drawn.push_back({a, b, &e});
+    const auto number = cycle_number.find({e.from, e.to});
+    const std::string text =
+        (e.on_cycle && number != cycle_number.end() ? number->second + ": " : std::string()) + "waits for " + e.label;
+    // One line per comm slot waited on: a numbered (cycle) line replaces the plain one.
+    auto& lines = waits[a];
+    const std::string plain = "waits for " + e.label;
+    const auto same = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) {
+      return l.size() >= plain.size() && l.compare(l.size() - plain.size(), plain.size(), plain) == 0;
+    });
+    if (same == lines.end())
+      lines.push_back(text);
+    else if (text != plain)
+      *same = text;
+  }
   std::map<int, std::vector<int>> by_rank;
   for (const auto& [r, ranks] : folded_ranks) by_rank[g.nodes[static_cast<size_t>(r)].rank].push_back(r);
   std::set<WaitNode::Kind> kinds;
   for (const auto& [rank, nodes] : by_rank) {
     bool on_cycle = false;
     for (int n : nodes) on_cycle = on_cycle || g.nodes[static_cast<size_t>(n)].on_cycle;
-    // Clusters get a margin so that an edge's text placed next to one keeps off its title.
     out << "  subgraph \"cluster " << rank << "\" {\n    label=\"" << folded_title(folded_ranks[nodes.front()])
-        << "\";\n    style=rounded;\n    margin=10;\n    color=" << (on_cycle ? "\"#c62828\"" : "gray60")
-        << ";\n    fontcolor=" << (on_cycle ? "\"#c62828\"" : "gray25") << ";\n";
+        << "\";\n    labeljust=l;\n    style=rounded;\n    margin=10;\n    color="
+        << (on_cycle ? "\"#c62828\"" : "gray60") << ";\n    fontcolor=" << (on_cycle ? "\"#c62828\"" : "gray25")
+        << ";\n";
     for (int n : nodes) {
       const auto& node = g.nodes[static_cast<size_t>(n)];
       kinds.insert(node.kind);
@@ -155,6 +182,12 @@ std::string wait_for_dot(const model::World& w, const WaitForGraph& g, const Dot
       if (node.call >= 0)
         label += (label.empty() ? "" : "\\n") + dot_escape(call_text(w, node.call)) + "\\n" +
                  dot_escape(short_location(node.location));
+      // A node that waits for several ranks on one comm slot says it once; a cycle's hop comes first.
+      auto& lines = waits[n];
+      std::stable_sort(lines.begin(), lines.end(), [](const std::string& x, const std::string& y) {
+        return x.rfind("waits", 0) != 0 && y.rfind("waits", 0) == 0;
+      });
+      for (const auto& line : lines) label += "\\n" + dot_escape(line);
       out << "    \"" << dot_escape(node_name(w, node)) << "\" [shape=" << shape << ", label=\"" << label
           << "\", tooltip=\"" << dot_escape(node.label + (node.location.empty() ? "" : " at " + node.location)) << "\"";
       if (node.on_cycle) out << ", color=\"#c62828\", penwidth=2, fontcolor=\"#c62828\"";
@@ -163,20 +196,12 @@ std::string wait_for_dot(const model::World& w, const WaitForGraph& g, const Dot
     }
     out << "  }\n";
   }
-  std::set<std::pair<int, int>> drawn;
-  for (const auto& e : g.edges) {
-    int a = rep[static_cast<size_t>(e.from)], b = rep[static_cast<size_t>(e.to)];
-    if (a < 0 || b < 0 || !drawn.emplace(a, b).second) continue;
-    const auto number = cycle_number.find({e.from, e.to});
-    const bool numbered = e.on_cycle && number != cycle_number.end();
-    const std::string text = (numbered ? number->second + ": " : std::string()) + e.label;
-    out << "  \"" << dot_escape(node_name(w, g.nodes[static_cast<size_t>(a)])) << "\" -> \""
-        << dot_escape(node_name(w, g.nodes[static_cast<size_t>(b)])) << "\" [xlabel=\"" << dot_escape(text)
-        << "\", tooltip=\""
-        << dot_escape(node_name(w, g.nodes[static_cast<size_t>(a)]) + " waits for " +
-                      node_name(w, g.nodes[static_cast<size_t>(b)]) + ": " + e.label)
-        << "\"";
-    if (e.on_cycle) out << ", color=\"#c62828\", penwidth=2.5, fontcolor=\"#c62828\"";
+  for (const auto& d : drawn) {
+    const std::string from = node_name(w, g.nodes[static_cast<size_t>(d.from)]);
+    const std::string to = node_name(w, g.nodes[static_cast<size_t>(d.to)]);
+    out << "  \"" << dot_escape(from) << "\" -> \"" << dot_escape(to) << "\" [tooltip=\""
+        << dot_escape(from + " waits for " + to + ": " + d.edge->label) << "\"";
+    if (d.edge->on_cycle) out << ", color=\"#c62828\", penwidth=2.5";
     out << "];\n";
   }
   // The legend names only what this picture shows.
@@ -187,10 +212,10 @@ std::string wait_for_dot(const model::World& w, const WaitForGraph& g, const Dot
   if (kinds.count(WaitNode::Kind::StreamHead)) out << "    \"legend: stream\" [shape=cds, label=\"stream head\"];\n";
   if (kinds.count(WaitNode::Kind::Exited))
     out << "    \"legend: exited\" [shape=octagon, style=filled, fillcolor=gray90, label=\"rank exited\"];\n";
-  out << "    \"legend: from\" [shape=point, width=0.05];\n    \"legend: to\" [shape=point, width=0.05];\n"
-      << "    \"legend: from\" -> \"legend: to\" [xlabel=\""
-      << (g.cycles.empty() ? "waits for" : "waits for (red: the cycle, numbered)")
-      << "\", color=" << (g.cycles.empty() ? "black" : "\"#c62828\"") << ", penwidth=2];\n  }\n";
+  if (!g.cycles.empty())
+    out << "    \"legend: cycle\" [shape=box, color=\"#c62828\", penwidth=2, fontcolor=\"#c62828\", "
+           "label=\"on the cycle; 1: its first hop\"];\n";
+  out << "    \"legend: waits\" [shape=plaintext, label=\"arrow: waits for\"];\n  }\n";
   out << "}\n";
   return out.str();
 }
