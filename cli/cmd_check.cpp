@@ -5,6 +5,7 @@
 #include <atomic>
 #include <filesystem>
 #include <iostream>
+#include <stdexcept>
 
 #include "cli_common.h"
 #include "collmc/checker/check.h"
@@ -13,6 +14,7 @@
 #include "collmc/report/html_report.h"
 #include "collmc/report/wait_for_dot.h"
 #include "commands.h"
+#include "version.h"
 
 namespace collmc::cli {
 
@@ -41,33 +43,59 @@ void wrote(const po::variables_map& vm, const char* option, bool quiet) {
   if (!quiet && !is_stdout(path)) std::cerr << "wrote " << path << "\n";
 }
 
-void write_graph_outputs(const po::variables_map& vm, const checker::CheckResult& result, bool quiet) {
+// The command line that reproduces a report, shell-quoted where needed, for the HTML report's footer.
+std::string command_line(const std::vector<std::string>& args) {
+  std::string line = "collmc check";
+  for (const auto& a : args) {
+    const bool plain = !a.empty() && a.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789-_=./,:@+%") == std::string::npos;
+    std::string quoted = "'";
+    for (char c : a) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    line += " " + (plain ? a : quoted + "'");
+  }
+  return line;
+}
+
+// Returns false when the graph could not be rendered (the error is printed; the other outputs are
+// still written, the HTML report without its picture).
+bool write_graph_outputs(const po::variables_map& vm, const checker::CheckResult& result,
+                         const report::HtmlProvenance& provenance, bool quiet) {
   const bool graph_files = vm.count("dot") || vm.count("svg");
-  if (!graph_files && !vm.count("html")) return;
+  if (!graph_files && !vm.count("html")) return true;
   // The DOT and its SVG are made once, for whichever of --dot, --svg and --html asked.
   std::string dot, svg;
+  bool rendered = true;
   if (!result.wait_for.empty()) {
     report::DotOptions dot_options;
     dot_options.full_graph = vm.count("full-graph") > 0;
     dot = report::wait_for_dot(*result.world, result.wait_for, dot_options);
-    if (vm.count("svg") || vm.count("html")) svg = report::render_svg(dot);
+    if (vm.count("svg") || vm.count("html")) {
+      try {
+        svg = report::render_svg(dot);
+      } catch (const std::runtime_error& e) {
+        std::cerr << "error: cannot render the wait-for graph: " << e.what() << "\n";
+        rendered = false;
+      }
+    }
   } else if (graph_files) {
     std::cerr << "note: no wait-for graph (the verdict is " << model::verdict_name(result.verdict)
               << "); --dot/--svg not written\n";
   }
   if (vm.count("html")) {
-    write_file(vm["html"].as<std::string>(), report::html_report(result, svg));
+    write_file(vm["html"].as<std::string>(), report::html_report(result, svg, provenance));
     wrote(vm, "html", quiet);
   }
-  if (dot.empty()) return;
+  if (dot.empty()) return rendered;
   if (vm.count("dot")) {
     write_file(vm["dot"].as<std::string>(), dot);
     wrote(vm, "dot", quiet);
   }
-  if (vm.count("svg")) {
+  if (vm.count("svg") && rendered) {
     write_file(vm["svg"].as<std::string>(), svg);
     wrote(vm, "svg", quiet);
   }
+  return rendered;
 }
 
 // "FILE: VERDICT" for --quiet, with what --expect found when it is not agreement.
@@ -144,10 +172,11 @@ int cmd_check(const std::vector<std::string>& args) {
       report_out << std::flush;
       if (vm.count("json")) write_file(vm["json"].as<std::string>(), report::json_report(result));
       if (vm.count("json")) wrote(vm, "json", quiet);
-      write_graph_outputs(vm, result, quiet);
+      const bool rendered = write_graph_outputs(vm, result, {command_line(args), build_versions().collmc}, quiet);
       int code = exit_code(result.verdict);
       if (expect && code != kExitInconclusive) code = result.agrees_with_expect() ? kExitSafe : kExitViolation;
       worst = most_severe(worst, code);
+      if (!rendered) worst = most_severe(worst, kExitBadInput);  // the graph could not be drawn (printed)
       if (stopped) {
         std::cerr << "collmc check: interrupted: " << file << " is inconclusive (interrupted)"
                   << (&file != &files.back() ? "; the files after it were not checked" : "") << "\n";

@@ -103,7 +103,8 @@ TEST(Cli, MegatronWalkthroughAsInTheReadme) {
   EXPECT_EQ(collmc("check " + path, &out), 1);
   EXPECT_NE(out.find(": deadlock"), std::string::npos) << out;
   bool three_groups = false;
-  std::istringstream lines(out.substr(out.find("wait-for cycle:")));
+  ASSERT_NE(out.find("wait-for cycles:"), std::string::npos) << out;  // two cycles here
+  std::istringstream lines(out.substr(out.find("wait-for cycles:")));
   for (std::string line; std::getline(lines, line);)
     three_groups = three_groups ||
                    (line.find("intra_dp_cp{") != std::string::npos && line.find("hier_edp_l0{") != std::string::npos &&

@@ -118,9 +118,15 @@ rank * {
   EXPECT_NE(comms.find("<td class=\"comm-name\">B</td><td class=\"members\">0, 1</td><td class=\"mode\">nonblocking"),
             std::string::npos);
 
+  // A safe result has no bad schedule: one line says so, with no empty time line, no "0 steps" and no
+  // legend for marks that are not there.
   const std::string timeline = element_by_id(html, "timeline");
-  EXPECT_EQ(count(timeline, "class=\"lane\""), 2u);
-  EXPECT_EQ(count(timeline, "class=\"marker finished\""), 2u);
+  EXPECT_NE(timeline.find("No bad schedule: every ordering and interleaving ends with every rank (2) finished."),
+            std::string::npos)
+      << timeline;
+  EXPECT_EQ(timeline.find("0 steps"), std::string::npos) << timeline;
+  EXPECT_EQ(count(timeline, "class=\"lane\""), 0u);
+  EXPECT_EQ(timeline.find("class=\"legend\""), std::string::npos);
   EXPECT_EQ(count(timeline, "class=\"marker blocked"), 0u);
 
   const std::string graph = element_by_id(html, "graph");
@@ -217,7 +223,19 @@ rank 1 { alloc x }
   EXPECT_EQ(lane1.find("class=\"dot"), std::string::npos);
   EXPECT_NE(lane2.find("<span class=\"seg up\"></span><span class=\"dot\"></span></div>"), std::string::npos) << lane2;
   EXPECT_NE(lane1.find("class=\"marker finished\""), std::string::npos);
-  EXPECT_EQ(count(timeline, "class=\"marker blocked\""), 2u);
+  // Ranks 0 and 2 are on the cycle: their markers and lanes say so; rank 1 is not.
+  EXPECT_EQ(count(timeline, "class=\"marker blocked cycle\""), 2u);
+  EXPECT_NE(lane0.find("data-cycle=\"1\""), std::string::npos) << lane0;
+  EXPECT_NE(lane2.find("data-cycle=\"1\""), std::string::npos) << lane2;
+  EXPECT_EQ(lane1.find("data-cycle"), std::string::npos) << lane1;
+  // The verdict says the cycle hop by hop, with the comm of each hop, and where each rank stands.
+  const std::string verdict = element_by_id(html, "verdict");
+  EXPECT_NE(verdict.find("class=\"cycle-line\""), std::string::npos) << verdict;
+  EXPECT_NE(verdict.find("<code>A</code>"), std::string::npos) << verdict;
+  EXPECT_NE(verdict.find("<code>B</code>"), std::string::npos) << verdict;
+  EXPECT_EQ(count(verdict, "<tr class=\"on-cycle\">"), 2u) << verdict;
+  EXPECT_NE(verdict.find("<td>rank 1</td><td><span class=\"state finished\">finished</span>"), std::string::npos)
+      << verdict;
   EXPECT_NE(element_by_id(html, "comms").find("<td class=\"comm-name\">W</td><td class=\"members\">0..2</td>"),
             std::string::npos);
   // Without a rendered graph the cycle is still explained.
@@ -293,13 +311,16 @@ class HtmlReportBrowser : public ::testing::Test {
     // tooltip is the reason; that call's box in the lane is marked too.
     const std::string timeline = element_by_id(dom, "timeline");
     EXPECT_EQ(count(timeline, "class=\"lane\""), static_cast<size_t>(world.ranks));
-    EXPECT_EQ(count(timeline, "class=\"marker blocked\""), r.blocked.size());
+    EXPECT_EQ(count(timeline, "class=\"marker blocked"), r.blocked.size());
     for (const auto& b : r.blocked) {
       ASSERT_GE(b.call, 0);
       const auto& call = world.calls[static_cast<size_t>(b.call)];
       const std::string lane = element_by_id(timeline, "lane-" + std::to_string(b.rank));
       ASSERT_FALSE(lane.empty()) << "no lane for rank " << b.rank;
-      const std::string marker = "<span class=\"mk\">blocked</span>" + html_escaped(call.text) + "</div>";
+      bool on_cycle = false;
+      for (const auto& n : r.wait_for.nodes) on_cycle = on_cycle || (n.on_cycle && n.rank == b.rank);
+      const std::string marker = std::string("<span class=\"mk\">") + (on_cycle ? "on the cycle" : "blocked") +
+                                 "</span>" + html_escaped(call.text) + "</div>";
       EXPECT_NE(lane.find(marker), std::string::npos) << lane;
       EXPECT_NE(lane.find(html_escaped(b.reason)), std::string::npos) << "the reason is the marker's tooltip";
       EXPECT_NE(lane.find("class=\"call stuck\""), std::string::npos) << lane;

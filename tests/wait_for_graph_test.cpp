@@ -114,7 +114,7 @@ TEST_P(DeadlockFile, ProducesDotSvgAndHtml) {
   EXPECT_NE(dot.find("digraph"), std::string::npos);
   EXPECT_NE(dot.find("cluster_legend"), std::string::npos);
   if (!r.wait_for.cycles.empty()) {
-    EXPECT_NE(dot.find("color=red"), std::string::npos);
+    EXPECT_NE(dot.find("color=\"#c62828\", penwidth=2.5"), std::string::npos);  // the cycle's edges, red
   }
   std::string svg = report::render_svg(dot);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
@@ -153,7 +153,8 @@ TEST(WaitForGraph, LargeWorldsFoldRanksOffTheCycle) {
   full.full_graph = true;
   auto count_nodes = [](const std::string& dot) {
     size_t n = 0;
-    for (size_t pos = dot.find("\n    n"); pos != std::string::npos; pos = dot.find("\n    n", pos + 1)) ++n;
+    for (size_t pos = dot.find("\n    \"rank "); pos != std::string::npos; pos = dot.find("\n    \"rank ", pos + 1))
+      ++n;
     return n;
   };
   size_t folded = count_nodes(report::wait_for_dot(w, r.wait_for));

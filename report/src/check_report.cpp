@@ -1,7 +1,11 @@
 // Text and JSON renderings of a CheckResult.
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "collmc/report/check_report.h"
 
@@ -82,8 +86,83 @@ nlohmann::ordered_json wait_for_json(const WaitForGraph& g) {
   return json{{"nodes", nodes}, {"edges", edges}, {"cycles", g.cycles}, {"explanations", g.explanations}};
 }
 
+// "1 step", "2 steps".
+std::string count_of(size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// Where a rank stands, without its rank: "main: in `register A wa` (f.cmc:3): waits for ...".
+std::string stands_text(const model::World& w, const checker::BlockedCall& b) {
+  if (b.stream >= 0) return "stream " + w.streams[static_cast<size_t>(b.stream)] + ": " + b.reason;
+  std::string text = thread_name(w, b.rank, b.thread) + ": ";
+  if (b.call >= 0 && !b.finished) {
+    const auto& c = w.calls[static_cast<size_t>(b.call)];
+    text += "in `" + c.text + "` (" + loc_short(c.loc) + "): ";
+  }
+  return text + b.reason;
+}
+
+// Up to this many ranks, one line each; above, ranks in the same place (same thread or stream, same
+// call) share a line, and the ranks on a cycle still come one by one.
+constexpr size_t kFoldAbove = 16;
+
+void stands_section(std::ostringstream& out, const CheckResult& r) {
+  const model::World& w = *r.world;
+  std::set<std::tuple<int, int, int>> on_cycle;
+  for (const auto& n : r.wait_for.nodes)
+    if (n.on_cycle) on_cycle.emplace(n.rank, n.thread, n.stream);
+  if (r.blocked.size() <= kFoldAbove) {
+    out << "where each rank stands:\n";
+    for (const auto& b : r.blocked) out << "  rank " << b.rank << " " << stands_text(w, b) << "\n";
+    return;
+  }
+  std::vector<const checker::BlockedCall*> cycle;
+  std::map<std::string, std::vector<const checker::BlockedCall*>> others;  // place -> its ranks, in order
+  std::vector<std::string> order;
+  for (const auto& b : r.blocked) {
+    if (on_cycle.count({b.rank, b.stream >= 0 ? -1 : b.thread, b.stream})) {
+      cycle.push_back(&b);
+      continue;
+    }
+    std::string place =
+        b.stream >= 0 ? "stream " + w.streams[static_cast<size_t>(b.stream)] : thread_name(w, b.rank, b.thread);
+    if (b.finished)
+      place += ": finished";
+    else if (b.call >= 0)
+      place += ": in `" + w.calls[static_cast<size_t>(b.call)].text + "`";
+    else
+      place += ": " + b.reason;
+    auto [it, fresh] = others.try_emplace(place);
+    if (fresh) order.push_back(place);
+    it->second.push_back(&b);
+  }
+  out << "where each rank stands (the ranks on the cycle first; ranks in the same place share a line):\n";
+  for (const auto* b : cycle) out << "  rank " << b->rank << " (on the cycle) " << stands_text(w, *b) << "\n";
+  for (const auto& place : order) {
+    const auto& group = others[place];
+    if (group.size() == 1) {
+      out << "  rank " << group.front()->rank << " " << stands_text(w, *group.front()) << "\n";
+      continue;
+    }
+    std::vector<int> ranks;
+    for (const auto* b : group) ranks.push_back(b->rank);
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    const auto* first = group.front();
+    out << "  " << count_of(ranks.size(), "rank", "ranks") << " " << model::rank_ranges_text(ranks, ",") << " "
+        << place;
+    if (first->call >= 0 && !first->finished)
+      out << " (" << loc_short(w.calls[static_cast<size_t>(first->call)].loc) << ")";
+    out << "\n";
+    if (!first->finished) out << "      e.g. rank " << first->rank << ": " << first->reason << "\n";
+  }
+}
+
 }  // namespace
 
+// The order is the reader's: the verdict, what went wrong (the violation, or the wait-for cycle: the
+// one thing a deadlock report must say), where each rank stands, then the schedule that got there,
+// which can run to hundreds of steps at scale, and the statistics.
 std::string text_report(const CheckResult& r, bool verbose) {
   const model::World& w = *r.world;
   std::ostringstream out;
@@ -110,12 +189,19 @@ std::string text_report(const CheckResult& r, bool verbose) {
       out << model::verdict_name(v.verdict) << ": " << v.message << "\n";
     }
   }
+  if (!r.wait_for.explanations.empty()) {
+    out << (r.wait_for.cycles.empty()       ? "cause:\n"
+            : r.wait_for.cycles.size() == 1 ? "wait-for cycle:\n"
+                                            : "wait-for cycles:\n");
+    for (const auto& e : r.wait_for.explanations) out << "  " << e << "\n";
+  }
+  if (!r.blocked.empty()) stands_section(out, r);
   if (!r.schedule.empty()) {
     size_t shown = 0;
     for (const auto& s : r.schedule)
       if (verbose || s.kind != StepKind::Choose) ++shown;
-    out << "schedule (" << r.schedule.size() << " steps" << (shown != r.schedule.size() ? ", choices hidden" : "")
-        << "):\n";
+    out << "schedule (" << count_of(r.schedule.size(), "step", "steps")
+        << (shown != r.schedule.size() ? ", choices hidden" : "") << "):\n";
     int n = 0;
     for (const auto& s : r.schedule) {
       ++n;
@@ -132,26 +218,6 @@ std::string text_report(const CheckResult& r, bool verbose) {
         out << s.text << "\n";
       }
     }
-  }
-  if (!r.blocked.empty()) {
-    out << "where each rank stands:\n";
-    for (const auto& b : r.blocked) {
-      if (b.stream >= 0) {
-        out << "  rank " << b.rank << " stream " << w.streams[static_cast<size_t>(b.stream)] << ": " << b.reason
-            << "\n";
-      } else {
-        out << "  rank " << b.rank << " " << thread_name(w, b.rank, b.thread) << ": ";
-        if (b.call >= 0 && !b.finished) {
-          const auto& c = w.calls[static_cast<size_t>(b.call)];
-          out << "in `" << c.text << "` (" << loc_short(c.loc) << "): ";
-        }
-        out << b.reason << "\n";
-      }
-    }
-  }
-  if (!r.wait_for.explanations.empty()) {
-    out << (r.wait_for.cycles.empty() ? "cause:\n" : "wait-for cycle:\n");
-    for (const auto& e : r.wait_for.explanations) out << "  " << e << "\n";
   }
   out << "statistics: " << stats_line(r.stats) << "\n";
   return out.str();

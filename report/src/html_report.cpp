@@ -6,14 +6,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string_view>
+#include <tuple>
 
 namespace collmc::report {
 
 using checker::CheckResult;
 using checker::ScheduleStep;
 using checker::StepKind;
+using checker::WaitNode;
 
 namespace {
 
@@ -54,6 +59,11 @@ std::string mib(uint64_t bytes) { return fmt("%.1f", static_cast<double>(bytes) 
 
 std::string loc_short(const model::SourceLoc& loc) { return loc.file_name() + ":" + std::to_string(loc.line); }
 
+// "1 step", "2 steps".
+std::string count_of(size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 const char* kStyle = R"CSS(
 :root { --red: #c62828; --green: #2e7d32; --amber: #b26a00; --orange: #d84315; --ink: #1f2328; --muted: #656d76;
   --line: #d0d7de; --dev: #6a1b9a; }
@@ -92,8 +102,9 @@ th { font-weight: 600; color: var(--muted); font-size: 12px; }
 .legend { display: flex; flex-wrap: wrap; gap: 6px 16px; font-size: 12px; color: var(--muted); margin: 4px 0 10px;
   align-items: center; }
 .legend span.sw { display: inline-flex; align-items: center; gap: 5px; }
-.tl-scroll { overflow-x: auto; border: 1px solid var(--line); border-radius: 6px; }
-.tl { width: max-content; min-width: 100%; }
+/* right to left: the scroller opens at its end, where the ranks got stuck; the lanes read left to right */
+.tl-scroll { overflow-x: auto; border: 1px solid var(--line); border-radius: 6px; direction: rtl; }
+.tl { width: max-content; min-width: 100%; direction: ltr; }
 .tl-head, .lane { display: grid; grid-template-columns: var(--cols); }
 .tl-head { font-size: 11px; color: var(--muted); background: #f6f8fa; border-bottom: 1px solid var(--line); }
 .tl-head > div { padding: 3px 2px; text-align: center; white-space: nowrap; overflow: hidden; }
@@ -110,7 +121,7 @@ th { font-weight: 600; color: var(--muted); font-size: 12px; }
   overflow-wrap: anywhere; }
 .call { align-self: center; margin: 4px 2px; padding: 3px 5px; font-size: 11px; line-height: 1.25;
   border: 1px solid #8c959f; border-radius: 4px; background: #fff; overflow-wrap: anywhere; z-index: 1; }
-.call .thr { display: block; font-size: 9px; color: var(--muted); }
+.call .thr { display: block; font-size: 10px; color: var(--muted); }
 /* thicker borders take from the padding, so that the text still fits its column on one line */
 .call.stuck { border: 2px dashed var(--red); padding: 2px 4px; }
 .call.violating { border: 2px solid var(--orange); padding: 2px 4px; background: #fff1ee; }
@@ -123,7 +134,7 @@ th { font-weight: 600; color: var(--muted); font-size: 12px; }
 .conn .dot { position: absolute; top: 50%; left: 50%; width: 12px; height: 12px; margin: -6px 0 0 -6px;
   border-radius: 50%; background: var(--dev); border: 2px solid var(--dev); }
 .conn .dot.recv { background: #fff; }
-.conn .cap { position: absolute; top: 1px; left: 0; right: 0; text-align: center; font-size: 9px; color: var(--dev);
+.conn .cap { position: absolute; top: 1px; left: 0; right: 0; text-align: center; font-size: 10px; color: var(--dev);
   white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .small { position: relative; }
 .small .choose, .small .spawn { position: absolute; top: 50%; left: 50%; }
@@ -134,8 +145,13 @@ th { font-weight: 600; color: var(--muted); font-size: 12px; }
   inset 0 -1px 0 #eaeef2; display: flex; flex-direction: column; gap: 3px; justify-content: center; }
 .marker { max-width: 340px; font-size: 11px; line-height: 1.25; padding: 2px 6px; border-radius: 4px; overflow-wrap: anywhere; }
 .marker .mk { font-family: system-ui, sans-serif; font-size: 10px; font-weight: 600; margin-right: 4px; }
-.marker.blocked { border: 2px solid var(--red); background: #fff5f5; }
-.marker.blocked .mk { color: var(--red); }
+.marker.blocked, .marker.lg-blocked { border: 2px dashed var(--amber); background: #fffaf0; }
+.marker.blocked .mk, .marker.lg-blocked .mk { color: var(--amber); }
+.marker.blocked.cycle, .marker.lg-cycle { border: 2px solid var(--red); background: #ffebee; }
+.marker.blocked.cycle .mk, .marker.lg-cycle .mk { color: var(--red); }
+.lane[data-cycle] .lane-label { color: var(--red); box-shadow: inset 4px 0 0 var(--red), inset -1px 0 0 var(--line),
+  inset 0 -1px 0 #eaeef2; }
+.lane-label .tag { font-size: 10px; font-weight: 600; }
 .marker.violation { border: 2px solid var(--orange); background: #fff1ee; }
 .marker.violation .mk { color: var(--orange); }
 .marker.finished { border: 1px solid var(--green); color: var(--green); background: #f0fff4; }
@@ -143,9 +159,39 @@ th { font-weight: 600; color: var(--muted); font-size: 12px; }
 details { margin-top: 10px; }
 details table td { font-size: 12px; }
 
-/* wait-for graph */
-.svgwrap { overflow: auto; max-height: 80vh; border: 1px solid #eaeef2; border-radius: 6px; padding: 6px; }
-.svgwrap svg { max-width: 100%; height: auto; }
+/* the cycle and where each rank stands */
+.cycle-line { font-size: 16px; margin: 8px 0 4px; }
+.cycle-line .r { display: inline-block; min-width: 1.6em; padding: 0 6px; border: 2px solid var(--red); border-radius: 12px;
+  color: var(--red); font-weight: 700; text-align: center; }
+.cycle-line .hop { color: var(--muted); font-size: 13px; margin: 0 4px; white-space: nowrap; }
+.cycle-line .hop code { color: var(--ink); }
+table.hops td, table.stands td { font-size: 13px; }
+table.hops td.mono, table.stands td.mono { white-space: nowrap; }
+table.hops td.n { color: var(--red); font-weight: 700; }
+table.stands tr.on-cycle td:first-child { color: var(--red); font-weight: 700; }
+table.stands .state { font-size: 11px; font-weight: 600; padding: 0 5px; border-radius: 4px; white-space: nowrap; }
+table.stands .state.cycle { color: #fff; background: var(--red); }
+table.stands .state.blocked { color: var(--amber); border: 1px dashed var(--amber); }
+table.stands .state.finished { color: var(--green); border: 1px solid var(--green); }
+table.stands .state.idle { color: var(--muted); border: 1px dashed #8c959f; }
+summary { cursor: pointer; color: var(--muted); }
+
+/* wait-for graph: drawn at its own size (scroll for a large one), never shrunk to unreadable text */
+.svgwrap { overflow: auto; max-height: 85vh; border: 1px solid #eaeef2; border-radius: 6px; padding: 6px; }
+.svgwrap svg { max-width: none; height: auto; }
+footer { margin-top: 18px; font-size: 12px; color: var(--muted); }
+footer code { color: var(--ink); overflow-wrap: anywhere; }
+
+/* print (the design-review handout): the verdict, the cycle, where each rank stands and the graph fitted
+   to the page; the scrolling time line stays on screen */
+@media print {
+  body { padding: 0; font-size: 11pt; }
+  section { break-inside: avoid-page; border-color: #999; }
+  #timeline .tl-scroll, #timeline .legend { display: none; }
+  .svgwrap { overflow: visible; max-height: none; border: 0; padding: 0; }
+  .svgwrap svg { max-width: 100%; }
+  details > summary { display: none; }
+}
 .explanations li { margin: 3px 0; }
 #stats td:first-child { color: var(--muted); }
 )CSS";
@@ -164,7 +210,11 @@ int text_width(size_t chars) {
 
 class Html {
  public:
-  Html(const CheckResult& r, const std::string& svg) : r_(r), w_(*r.world), svg_(svg) {}
+  Html(const CheckResult& r, const std::string& svg, const HtmlProvenance& provenance)
+      : r_(r), w_(*r.world), svg_(svg), provenance_(provenance) {
+    for (const auto& n : r_.wait_for.nodes)
+      if (n.on_cycle) on_cycle_.emplace(n.rank, n.thread, n.stream);
+  }
 
   std::string render() {
     const std::string verdict(model::verdict_name(r_.verdict));
@@ -172,12 +222,15 @@ class Html {
          << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
          << "<title>collmc: " << esc(verdict) << " \xE2\x80\x94 " << esc(scenario_title()) << "</title>\n"
          << "<style>" << kStyle << "</style>\n</head>\n<body>\n";
+    // What a reviewer needs first: the verdict, the cycle and where each rank stands; then the graph,
+    // the time line, the communicators and the statistics.
     verdict_section();
-    comms_section();
-    timeline_section();
     graph_section();
+    timeline_section();
+    comms_section();
     stats_section();
-    out_ << "<p class=\"muted\">Generated by collmc.</p>\n</body>\n</html>\n";
+    footer();
+    out_ << "</body>\n</html>\n";
     return out_.str();
   }
 
@@ -191,6 +244,157 @@ class Html {
   }
   bool multi_threaded(int rank) const { return w_.programs[static_cast<size_t>(rank)].threads.size() > 1; }
   const model::Call& call(int id) const { return w_.calls[static_cast<size_t>(id)]; }
+  bool rank_on_cycle(int rank) const {
+    for (const auto& [r, thread, stream] : on_cycle_)
+      if (r == rank) return true;
+    return false;
+  }
+  bool blocked_on_cycle(const checker::BlockedCall& b) const {
+    return on_cycle_.count({b.rank, b.stream >= 0 ? -1 : b.thread, b.stream}) > 0;
+  }
+  // "3", or "3 (thread t)" / "3 (stream s)" where the rank has more than one.
+  std::string who(const WaitNode& n) const {
+    std::string text = std::to_string(n.rank);
+    if (n.kind == WaitNode::Kind::StreamHead) text += " (stream " + w_.streams[static_cast<size_t>(n.stream)] + ")";
+    if (n.kind == WaitNode::Kind::HostThread && multi_threaded(n.rank))
+      text += " (" + thread_name(n.rank, n.thread) + ")";
+    return text;
+  }
+  // The search limits, as the command line gives them.
+  std::string limits_text() const {
+    const auto& o = r_.options;
+    std::string limits;
+    if (o.max_states) limits += "max states " + std::to_string(o.max_states);
+    if (o.time_limit_s > 0) limits += (limits.empty() ? "" : ", ") + ("time " + fmt("%g", o.time_limit_s) + " s");
+    if (o.max_memory_mib)
+      limits += (limits.empty() ? "" : ", ") + ("memory " + std::to_string(o.max_memory_mib) + " MiB");
+    return limits.empty() ? "none" : limits;
+  }
+
+  // The cycle as "1 -> 3 -> 2 -> 1" with the comm on each hop, then one row per hop, numbered as the
+  // graph numbers its red edges.
+  void cycle_summary() {
+    const auto& g = r_.wait_for;
+    for (size_t c = 0; c < g.cycles.size(); ++c) {
+      const auto& cycle = g.cycles[c];
+      std::vector<const checker::WaitEdge*> hops;
+      for (size_t i = 0; i < cycle.size(); ++i) {
+        const int from = cycle[i], to = cycle[(i + 1) % cycle.size()];
+        const checker::WaitEdge* hop = nullptr;
+        for (const auto& e : g.edges)
+          if (e.from == from && e.to == to && (hop == nullptr || e.on_cycle)) hop = &e;
+        hops.push_back(hop);
+      }
+      out_ << "<p class=\"cycle-line\">" << (g.cycles.size() > 1 ? "cycle " + std::to_string(c + 1) : "cycle") << ": ";
+      for (size_t i = 0; i < cycle.size(); ++i) {
+        out_ << "<span class=\"r\">" << esc(who(g.nodes[static_cast<size_t>(cycle[i])])) << "</span>";
+        const auto* hop = hops[i];
+        out_ << "<span class=\"hop\">&rarr;";
+        if (hop) out_ << " <code>" << esc(hop->comm >= 0 ? w_.comm_name(hop->comm) : hop->label) << "</code>";
+        out_ << " &rarr;</span>";
+      }
+      out_ << "<span class=\"r\">" << esc(who(g.nodes[static_cast<size_t>(cycle.front())])) << "</span></p>\n";
+      out_ << "<table class=\"hops\">\n<thead><tr><th>#</th><th>rank</th><th>in</th><th>at</th><th>waits for</th>"
+              "<th>on</th></tr></thead>\n<tbody>\n";
+      for (size_t i = 0; i < cycle.size(); ++i) {
+        const auto& from = g.nodes[static_cast<size_t>(cycle[i])];
+        const auto& to = g.nodes[static_cast<size_t>(cycle[(i + 1) % cycle.size()])];
+        out_ << "<tr><td class=\"n\">" << (g.cycles.size() > 1 ? std::to_string(c + 1) + "." : std::string()) << (i + 1)
+             << "</td><td>rank " << esc(who(from)) << "</td><td class=\"mono\">"
+             << esc(from.call >= 0 ? call(from.call).text : std::string("(exited)")) << "</td><td class=\"mono\">"
+             << esc(from.location) << "</td><td>rank " << esc(who(to)) << "</td><td class=\"mono\">"
+             << esc(hops[i] ? hops[i]->label : std::string()) << "</td></tr>\n";
+      }
+      out_ << "</tbody>\n</table>\n";
+    }
+  }
+
+  // The step that issued the call a rank is stuck in (1-based), or 0.
+  size_t issuing_step(const checker::BlockedCall& b) const {
+    for (size_t i = r_.schedule.size(); i-- > 0;) {
+      const auto& s = r_.schedule[i];
+      if (s.rank != b.rank || (b.thread >= 0 && s.thread != b.thread)) continue;
+      if (std::find(s.calls.begin(), s.calls.end(), b.call) != s.calls.end()) return i + 1;
+    }
+    return 0;
+  }
+
+  // Where each rank stands, the ranks on the cycle first, one row each; the others folded: ranks in
+  // the same place share a row.
+  void stands_table() {
+    if (r_.blocked.empty()) return;
+    struct Row {
+      std::vector<int> ranks;
+      const checker::BlockedCall* first = nullptr;
+      bool cycle = false;
+    };
+    std::vector<Row> rows;
+    std::map<std::tuple<int, int, int, bool, std::string>, size_t> folded;  // what and where -> row
+    for (const auto& b : r_.blocked) {
+      const bool cycle = blocked_on_cycle(b);
+      if (cycle) {
+        rows.push_back(Row{{b.rank}, &b, true});
+        continue;
+      }
+      const std::string where = b.stream >= 0   ? w_.streams[static_cast<size_t>(b.stream)]
+                                : b.thread >= 0 ? thread_name(b.rank, b.thread)
+                                                : std::string();
+      const auto key = std::make_tuple(b.stream >= 0 ? 1 : 0, b.call >= 0 ? 1 : 0, b.finished ? 1 : 0, false,
+                                       where + "|" + (b.call >= 0 ? call(b.call).text : b.reason));
+      auto [it, fresh] = folded.emplace(key, rows.size());
+      if (fresh)
+        rows.push_back(Row{{b.rank}, &b, false});
+      else if (rows[it->second].ranks.back() != b.rank)
+        rows[it->second].ranks.push_back(b.rank);
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.cycle && !b.cycle; });
+    out_ << "<h3>Where each rank stands</h3>\n<table class=\"stands\">\n<thead><tr><th>rank</th><th>state</th>"
+            "<th>call</th><th>at</th><th>step</th><th>why</th></tr></thead>\n<tbody>\n";
+    for (const auto& row : rows) {
+      const auto& b = *row.first;
+      std::vector<int> ranks = row.ranks;
+      std::sort(ranks.begin(), ranks.end());
+      const char* state = row.cycle ? "cycle" : b.finished ? "finished" : b.call >= 0 ? "blocked" : "idle";
+      const char* state_text = row.cycle     ? "on the cycle"
+                               : b.finished  ? "finished"
+                               : b.call >= 0 ? "blocked"
+                                             : "waiting";
+      std::string where;
+      if (b.stream >= 0)
+        where = "stream " + w_.streams[static_cast<size_t>(b.stream)] + ": ";
+      else if (b.thread >= 0 && multi_threaded(b.rank))
+        where = thread_name(b.rank, b.thread) + ": ";
+      const size_t step = b.call >= 0 && !b.finished ? issuing_step(b) : 0;
+      out_ << "<tr" << (row.cycle ? " class=\"on-cycle\"" : "") << "><td>" << (ranks.size() == 1 ? "rank " : "ranks ")
+           << model::rank_ranges_text(ranks, ", ")
+           << (ranks.size() > 1 ? " <span class=\"muted\">(" + count_of(ranks.size(), "rank", "ranks") + ")</span>"
+                                : std::string())
+           << "</td><td><span class=\"state " << state << "\">" << state_text << "</span></td><td class=\"mono\">"
+           << esc(where) << esc(b.call >= 0 && !b.finished ? call(b.call).text : std::string())
+           << "</td><td class=\"mono\">"
+           << esc(b.call >= 0 && !b.finished ? loc_short(call(b.call).loc) : std::string()) << "</td><td>"
+           << (step ? std::to_string(step) : std::string()) << "</td><td class=\"why\">"
+           << esc(b.finished ? std::string() : b.reason)
+           << (ranks.size() > 1
+                   ? " <span class=\"muted\">(rank " + std::to_string(b.rank) + "; the others alike)</span>"
+                   : std::string())
+           << "</td></tr>\n";
+    }
+    out_ << "</tbody>\n</table>\n";
+  }
+
+  void footer() {
+    char date[32] = "";
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    if (gmtime_r(&now, &utc)) std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", &utc);
+    out_ << "<footer id=\"provenance\">\n<p>Generated by collmc"
+         << esc(provenance_.version.empty() ? "" : " " + provenance_.version) << " on " << date
+         << "; search limits: " << esc(limits_text()) << ".</p>\n";
+    if (!provenance_.command_line.empty())
+      out_ << "<p>Reproduce with: <code class=\"command\">" << esc(provenance_.command_line) << "</code></p>\n";
+    out_ << "</footer>\n";
+  }
 
   void verdict_section() {
     const std::string verdict(model::verdict_name(r_.verdict));
@@ -223,13 +427,16 @@ class Html {
       if (v.call >= 0 || v.rank >= 0) out_ << "</span>";
       out_ << "</div>\n";
     }
-    if (r_.verdict == model::Verdict::Deadlock && !r_.wait_for.explanations.empty())
+    if (r_.verdict == model::Verdict::Deadlock && !r_.wait_for.cycles.empty())
+      cycle_summary();
+    else if (r_.verdict == model::Verdict::Deadlock && !r_.wait_for.explanations.empty())
       out_ << "<p class=\"cause\">" << esc(r_.wait_for.explanations.front()) << "</p>\n";
     if (!w_.notes.empty()) {
       out_ << "<ul class=\"notes\">\n";
       for (const auto& n : w_.notes) out_ << "<li>note: " << esc(n) << "</li>\n";
       out_ << "</ul>\n";
     }
+    if (r_.verdict != model::Verdict::Safe) stands_table();
     out_ << "</section>\n";
   }
 
@@ -239,6 +446,9 @@ class Html {
       out_ << "<p class=\"muted\">none</p>\n</section>\n";
       return;
     }
+    // A long table (a large job has dozens) is folded away: it is reference, not the finding.
+    const bool fold = w_.comms.size() > 8;
+    if (fold) out_ << "<details class=\"comms-table\"><summary>the " << w_.comms.size() << " communicators</summary>\n";
     out_ << "<table>\n<thead><tr><th>name</th><th>members</th><th>mode</th><th>uninit</th><th>declared</th></tr>"
             "</thead>\n<tbody>\n";
     for (const auto& c : w_.comms) {
@@ -248,7 +458,7 @@ class Html {
            << "</td><td class=\"muted\">" << esc(c.decl_name == c.name ? std::string() : c.decl_name + " at ")
            << (c.loc.line > 0 ? esc(loc_short(c.loc)) : std::string()) << "</td></tr>\n";
     }
-    out_ << "</tbody>\n</table>\n</section>\n";
+    out_ << "</tbody>\n</table>\n" << (fold ? "</details>\n" : "") << "</section>\n";
   }
 
   // The ranks a completion joins: the comm's members, or the two ends of a send/recv pair.
@@ -265,34 +475,54 @@ class Html {
   }
 
   void timeline_section() {
-    out_ << "<section id=\"timeline\">\n<h2>Schedule (" << r_.schedule.size() << " steps)</h2>\n";
-    const bool lanes = !r_.schedule.empty() || !r_.blocked.empty() || r_.verdict == model::Verdict::Safe;
     if (r_.schedule.empty()) {
+      // No time line to draw: say why in one line (a safe result has no bad schedule to show).
+      out_ << "<section id=\"timeline\">\n<h2>Schedule</h2>\n<p class=\"muted\">";
       if (r_.verdict == model::Verdict::Safe)
-        out_ << "<p class=\"muted\">No bad schedule: every ordering and interleaving ends with every rank "
-                "finished.</p>\n";
+        out_ << "No bad schedule: every ordering and interleaving ends with every rank (" << w_.ranks << ") finished.";
       else if (r_.verdict == model::Verdict::Inconclusive)
-        out_ << "<p class=\"muted\">No schedule: the search stopped at a limit before finding a bad outcome.</p>\n";
-    }
-    if (!lanes) {
-      out_ << "</section>\n";
+        out_ << "No schedule: the search stopped at a limit before finding a bad outcome.";
+      else
+        out_ << "The violation needs no step: it holds in the initial state.";
+      out_ << "</p>\n</section>\n";
       return;
     }
+    out_ << "<section id=\"timeline\">\n<h2>Schedule (" << count_of(r_.schedule.size(), "step", "steps") << ")</h2>\n";
+    // The legend names what this time line shows, and nothing else.
+    bool group = false, device = false, choice = false, spawn = false, stuck = false;
+    for (const auto& s : r_.schedule) {
+      group = group || s.kind == StepKind::IssueGroup;
+      device = device || s.kind == StepKind::Complete || s.kind == StepKind::CompletePair;
+      choice = choice || s.kind == StepKind::Choose || s.kind == StepKind::MatchAny;
+      spawn = spawn || s.kind == StepKind::Spawn;
+    }
+    for (const auto& b : r_.blocked) stuck = stuck || (b.call >= 0 && !b.finished);
     out_ << "<div class=\"legend\"><span class=\"sw\"><span class=\"call\" style=\"margin:0\">call</span> host "
-            "call (tooltip: file:line)</span><span class=\"sw\"><span class=\"call group\" "
-            "style=\"margin:0\">call<br>call"
-            "</span> group (tooltip: file:line each)</span><span class=\"sw\"><span class=\"call stuck\" "
-            "style=\"margin:0\">call</span> the call the rank is stuck in</span><span class=\"sw\"><svg width=\"14\" "
-            "height=\"26\" "
-            "aria-hidden=\"true\"><line x1=\"7\" y1=\"5\" x2=\"7\" y2=\"21\" stroke=\"#6a1b9a\" stroke-width=\"3\"/>"
-            "<circle cx=\"7\" cy=\"5\" r=\"5\" fill=\"#6a1b9a\"/><circle cx=\"7\" cy=\"21\" r=\"5\" "
-            "fill=\"#6a1b9a\"/></svg> device completion joining its member ranks</span><span class=\"sw\">"
-            "<svg width=\"12\" height=\"12\" aria-hidden=\"true\"><rect x=\"2\" y=\"2\" width=\"8\" height=\"8\" "
-            "fill=\"#8c959f\" transform=\"rotate(45 6 6)\"/></svg> choice</span><span class=\"sw\"><svg width=\"14\" "
-            "height=\"14\" aria-hidden=\"true\"><circle cx=\"7\" cy=\"7\" r=\"5\" fill=\"#fff\" stroke=\"#0969da\" "
-            "stroke-width=\"2\"/></svg> thread start</span><span class=\"sw\"><span class=\"marker lg-blocked\" "
-            "style=\"border:2px solid #c62828\">blocked</span> where the rank stands at the end (tooltip: why)</span>"
-            "</div>\n";
+            "call (tooltip: file:line)</span>";
+    if (group)
+      out_ << "<span class=\"sw\"><span class=\"call group\" style=\"margin:0\">call<br>call</span> group (tooltip: "
+              "file:line each)</span>";
+    if (stuck)
+      out_ << "<span class=\"sw\"><span class=\"call stuck\" style=\"margin:0\">call</span> the call the rank is stuck "
+              "in</span>";
+    if (device)
+      out_ << "<span class=\"sw\"><svg width=\"14\" height=\"26\" aria-hidden=\"true\"><line x1=\"7\" y1=\"5\" "
+              "x2=\"7\" y2=\"21\" stroke=\"#6a1b9a\" stroke-width=\"3\"/><circle cx=\"7\" cy=\"5\" r=\"5\" "
+              "fill=\"#6a1b9a\"/><circle cx=\"7\" cy=\"21\" r=\"5\" fill=\"#6a1b9a\"/></svg> device completion "
+              "joining its member ranks</span>";
+    if (choice)
+      out_ << "<span class=\"sw\"><svg width=\"12\" height=\"12\" aria-hidden=\"true\"><rect x=\"2\" y=\"2\" "
+              "width=\"8\" height=\"8\" fill=\"#8c959f\" transform=\"rotate(45 6 6)\"/></svg> choice</span>";
+    if (spawn)
+      out_ << "<span class=\"sw\"><svg width=\"14\" height=\"14\" aria-hidden=\"true\"><circle cx=\"7\" cy=\"7\" "
+              "r=\"5\" fill=\"#fff\" stroke=\"#0969da\" stroke-width=\"2\"/></svg> thread start</span>";
+    if (!on_cycle_.empty())
+      out_ << "<span class=\"sw\"><span class=\"marker lg-cycle\" style=\"margin:0\"><span "
+              "class=\"mk\">on the cycle</span></span> a rank on the wait-for cycle</span>";
+    if (stuck)
+      out_ << "<span class=\"sw\"><span class=\"marker lg-blocked\" style=\"margin:0\"><span "
+              "class=\"mk\">blocked</span></span> blocked, not on the cycle (tooltip: why)</span>";
+    out_ << "</div>\n";
 
     // Columns: the rank label, one per step, the end markers.
     std::vector<Column> cols;
@@ -343,12 +573,15 @@ class Html {
     out_ << "<div class=\"endh\">at the end</div></div>\n";
 
     for (int rank = 0; rank < w_.ranks; ++rank) {
-      out_ << "<div class=\"lane\" id=\"lane-" << rank << "\" data-rank=\"" << rank << "\">";
+      const bool cycle = rank_on_cycle(rank);
+      out_ << "<div class=\"lane\" id=\"lane-" << rank << "\" data-rank=\"" << rank << "\""
+           << (cycle ? " data-cycle=\"1\"" : "") << ">";
       std::string comms;
       for (const auto& c : w_.comms)
         if (c.has_member(rank)) comms += (comms.empty() ? "" : ", ") + c.name;
       out_ << "<div class=\"lane-label\" style=\"grid-column:1\" title=\"rank " << rank << " is in "
            << esc(comms.empty() ? std::string("no communicator") : comms) << "\">rank " << rank;
+      if (cycle) out_ << "<small class=\"tag\">on the cycle</small>";
       if (multi_threaded(rank)) {
         std::string names;
         for (const auto& t : w_.programs[static_cast<size_t>(rank)].threads)
@@ -439,9 +672,9 @@ class Html {
       any = true;
       std::string where = b.call >= 0 ? " (" + loc_short(call(b.call).loc) + ")" : std::string();
       if (b.stream >= 0) {
-        out_ << "<div class=\"marker blocked stream\" title=\"" << esc(b.reason) << "\"><span class=\"mk\">stream "
-             << esc(w_.streams[static_cast<size_t>(b.stream)]) << "</span>"
-             << (b.call >= 0 ? esc(call(b.call).text) : std::string()) << "</div>";
+        out_ << "<div class=\"marker blocked stream" << (blocked_on_cycle(b) ? " cycle" : "") << "\" title=\""
+             << esc(b.reason) << "\"><span class=\"mk\">stream " << esc(w_.streams[static_cast<size_t>(b.stream)])
+             << "</span>" << (b.call >= 0 ? esc(call(b.call).text) : std::string()) << "</div>";
         continue;
       }
       const std::string thread = multi_threaded(rank) ? thread_name(rank, b.thread) + ": " : std::string();
@@ -449,10 +682,16 @@ class Html {
       if (b.finished) {
         out_ << "<div class=\"marker finished\" title=\"finished\">" << esc(thread) << "finished</div>";
       } else if (b.call >= 0) {
-        out_ << "<div class=\"marker " << (violating ? "violation" : "blocked") << "\" title=\""
-             << esc(b.reason + where) << "\"><span class=\"mk\">"
-             << (violating ? esc(model::verdict_name(r_.violation->verdict)) : std::string("blocked")) << "</span>"
-             << esc(thread) << esc(call(b.call).text) << "</div>";
+        const bool cycle = !violating && blocked_on_cycle(b);
+        out_ << "<div class=\"marker "
+             << (violating ? "violation"
+                 : cycle   ? "blocked cycle"
+                           : "blocked")
+             << "\" title=\"" << esc(b.reason + where) << "\"><span class=\"mk\">"
+             << (violating ? esc(model::verdict_name(r_.violation->verdict))
+                 : cycle   ? std::string("on the cycle")
+                           : std::string("blocked"))
+             << "</span>" << esc(thread) << esc(call(b.call).text) << "</div>";
       } else {
         out_ << "<div class=\"marker idle\" title=\"" << esc(b.reason) << "\">" << esc(thread) << esc(b.reason)
              << "</div>";
@@ -505,12 +744,7 @@ class Html {
     row("memory", mib(s.memory_bytes) + " (peak RSS " + mib(s.peak_rss_bytes) + ")");
     row("search", o.shortest ? "breadth-first (shortest)" : "depth-first");
     row("reduction", o.reduction ? "persistent sets" : "none");
-    std::string limits;
-    if (o.max_states) limits += "max states " + std::to_string(o.max_states);
-    if (o.time_limit_s > 0) limits += (limits.empty() ? "" : ", ") + ("time " + fmt("%g", o.time_limit_s) + " s");
-    if (o.max_memory_mib)
-      limits += (limits.empty() ? "" : ", ") + ("memory " + std::to_string(o.max_memory_mib) + " MiB");
-    row("limits", limits.empty() ? "none" : limits);
+    row("limits", limits_text());
     if (!r_.limit.empty()) row("stopped by", r_.limit);
     out_ << "</table>\n</section>\n";
   }
@@ -518,13 +752,15 @@ class Html {
   const CheckResult& r_;
   const model::World& w_;
   const std::string& svg_;
+  const HtmlProvenance& provenance_;
+  std::set<std::tuple<int, int, int>> on_cycle_;  // (rank, thread, stream) of the wait-for nodes on a cycle
   std::ostringstream out_;
 };
 
 }  // namespace
 
-std::string html_report(const CheckResult& result, const std::string& graph_svg) {
-  return Html(result, graph_svg).render();
+std::string html_report(const CheckResult& result, const std::string& graph_svg, const HtmlProvenance& provenance) {
+  return Html(result, graph_svg, provenance).render();
 }
 
 }  // namespace collmc::report

@@ -6,6 +6,7 @@
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <memory>
@@ -34,8 +35,44 @@ std::string dot_escape(const std::string& s) {
   return out;
 }
 
+// "dir/sub/file.cmc:12" -> "file.cmc:12": the node says where, the report's text gives the path.
+std::string short_location(const std::string& location) {
+  const size_t slash = location.rfind('/');
+  return slash == std::string::npos ? location : location.substr(slash + 1);
+}
+
+// A node's DOT name, which Graphviz also writes into the SVG as the node's <title> (its tooltip):
+// words a reader understands, not an internal id.
+std::string node_name(const model::World& w, const WaitNode& n) {
+  std::string name = "rank " + std::to_string(n.rank);
+  if (n.kind == WaitNode::Kind::HostThread)
+    name += " " + w.programs[static_cast<size_t>(n.rank)].threads[static_cast<size_t>(n.thread)].name;
+  else if (n.kind == WaitNode::Kind::StreamHead)
+    name += " stream " + w.streams[static_cast<size_t>(n.stream)];
+  else
+    name += " exited";
+  return name;
+}
+
+// "ranks 7,19,31 (x3)"; a long list keeps its first ranks: the count says how many.
+std::string folded_title(const std::vector<int>& ranks) {
+  if (ranks.size() == 1) return "rank " + std::to_string(ranks.front());
+  constexpr size_t kShown = 6;
+  std::vector<int> shown(ranks.begin(), ranks.begin() + static_cast<long>(std::min(ranks.size(), kShown)));
+  std::string title = "ranks " + model::rank_ranges_text(shown, ",");
+  if (ranks.size() > kShown) title += ",\xE2\x80\xA6";
+  return title + " (x" + std::to_string(ranks.size()) + ")";
+}
+
 }  // namespace
 
+// Edges carry no text: what a node waits for is written in the node ("1: waits for host slot 0 of A",
+// numbered along the cycle), the edge only points at whom. Two reasons. A labelled edge between two
+// nodes of one rank (a flat edge, common once clusters break a cycle) makes Graphviz 2.43's dot layout
+// put its label in a virtual node, and make_vn_slot grows the rank's node array with realloc while
+// the rank's `av` alias keeps the old block, which gvFreeLayout then frees a second time: heap
+// corruption at W = 32, 40, 56, 64 and 256 of a Megatron deadlock (found with valgrind). And edge
+// labels, as labels or xlabels, land on cluster titles and on each other once the graph is dense.
 std::string wait_for_dot(const model::World& w, const WaitForGraph& g, const DotOptions& options) {
   // Which nodes to draw: everything, or the ranks on a cycle and their neighbours.
   std::set<int> keep_ranks;
@@ -74,59 +111,111 @@ std::string wait_for_dot(const model::World& w, const WaitForGraph& g, const Dot
     rep[n] = it->second;
     folded_ranks[it->second].push_back(node.rank);
   }
+  // The cycle's edges, numbered in the order the cycle walks them ("1" .. "k"; "2.1" for the second
+  // cycle's first edge when there are several), so that the picture and the text can be read together.
+  std::map<std::pair<int, int>, std::string> cycle_number;
+  for (size_t c = 0; c < g.cycles.size(); ++c) {
+    const auto& cycle = g.cycles[c];
+    for (size_t i = 0; i < cycle.size(); ++i) {
+      const std::string number =
+          (g.cycles.size() > 1 ? std::to_string(c + 1) + "." : std::string()) + std::to_string(i + 1);
+      cycle_number.emplace(std::make_pair(cycle[i], cycle[(i + 1) % cycle.size()]), number);
+    }
+  }
   std::ostringstream out;
-  out << "digraph waitfor {\n  rankdir=LR;\n  compound=true;\n  node [fontname=\"Helvetica\", fontsize=10];\n"
-      << "  edge [fontname=\"Helvetica\", fontsize=9];\n  label=\"wait-for graph: "
+  out << "digraph waitfor {\n  rankdir=LR;\n  compound=true;\n  nodesep=0.3;\n  ranksep=0.9;\n"
+      << "  graph [fontname=\"Helvetica\", fontsize=13];\n"
+      << "  node [fontname=\"Helvetica\", fontsize=12, margin=\"0.12,0.05\"];\n"
+      << "  edge [fontname=\"Helvetica\", fontsize=11];\n  label=\"wait-for graph: "
       << dot_escape(w.name.empty() ? std::string("scenario") : w.name) << "\";\n  labelloc=t;\n";
+  // The edges drawn (between representatives), and what each drawn node waits for, in its own words.
+  struct Drawn {
+    int from, to;
+    const checker::WaitEdge* edge;
+  };
+  std::vector<Drawn> drawn;
+  std::map<int, std::vector<std::string>> waits;  // node -> "1: waits for host slot 0 of A", ...
+  std::set<std::pair<int, int>> seen;
+  for (const auto& e : g.edges) {
+    const int a = rep[static_cast<size_t>(e.from)], b = rep[static_cast<size_t>(e.to)];
+    if (a < 0 || b < 0 || !seen.emplace(a, b).second) continue;
+    drawn.push_back({a, b, &e});
+    const auto number = cycle_number.find({e.from, e.to});
+    const std::string text =
+        (e.on_cycle && number != cycle_number.end() ? number->second + ": " : std::string()) + "waits for " + e.label;
+    // One line per comm slot waited on: a numbered (cycle) line replaces the plain one.
+    auto& lines = waits[a];
+    const std::string plain = "waits for " + e.label;
+    const auto same = std::find_if(lines.begin(), lines.end(), [&](const std::string& l) {
+      return l.size() >= plain.size() && l.compare(l.size() - plain.size(), plain.size(), plain) == 0;
+    });
+    if (same == lines.end())
+      lines.push_back(text);
+    else if (text != plain)
+      *same = text;
+  }
   std::map<int, std::vector<int>> by_rank;
   for (const auto& [r, ranks] : folded_ranks) by_rank[g.nodes[static_cast<size_t>(r)].rank].push_back(r);
+  std::set<WaitNode::Kind> kinds;
   for (const auto& [rank, nodes] : by_rank) {
-    const auto& ranks0 = folded_ranks[nodes.front()];
-    std::string cluster_label = "rank " + std::to_string(rank);
-    if (ranks0.size() > 1) {
-      cluster_label = "ranks ";
-      for (size_t i = 0; i < ranks0.size(); ++i) cluster_label += (i ? "," : "") + std::to_string(ranks0[i]);
-      cluster_label += " (x" + std::to_string(ranks0.size()) + ")";
-    }
-    out << "  subgraph cluster_r" << rank << " {\n    label=\"" << cluster_label
-        << "\";\n    style=rounded;\n    color=gray60;\n";
+    bool on_cycle = false;
+    for (int n : nodes) on_cycle = on_cycle || g.nodes[static_cast<size_t>(n)].on_cycle;
+    out << "  subgraph \"cluster " << rank << "\" {\n    label=\"" << folded_title(folded_ranks[nodes.front()])
+        << "\";\n    labeljust=l;\n    style=rounded;\n    margin=10;\n    color="
+        << (on_cycle ? "\"#c62828\"" : "gray60") << ";\n    fontcolor=" << (on_cycle ? "\"#c62828\"" : "gray25")
+        << ";\n";
     for (int n : nodes) {
       const auto& node = g.nodes[static_cast<size_t>(n)];
-      std::string shape = node.kind == WaitNode::Kind::HostThread   ? "box"
-                          : node.kind == WaitNode::Kind::StreamHead ? "cds"
-                                                                    : "octagon";
-      std::string kind =
-          node.kind == WaitNode::Kind::HostThread
-              ? "host: " + w.programs[static_cast<size_t>(node.rank)].threads[static_cast<size_t>(node.thread)].name
-          : node.kind == WaitNode::Kind::StreamHead ? "device: stream " + w.streams[static_cast<size_t>(node.stream)]
-                                                    : "exited";
-      std::string label = kind;
-      if (node.call >= 0) label += "\\n" + dot_escape(call_text(w, node.call)) + "\\n" + dot_escape(node.location);
-      size_t count = folded_ranks[n].size();
-      if (count > 1) label += "\\n(x" + std::to_string(count) + " ranks)";
-      out << "    n" << n << " [shape=" << shape << ", label=\"" << label << "\"";
-      if (node.on_cycle) out << ", color=red, penwidth=2, fontcolor=red";
+      kinds.insert(node.kind);
+      const std::string shape = node.kind == WaitNode::Kind::HostThread   ? "box"
+                                : node.kind == WaitNode::Kind::StreamHead ? "cds"
+                                                                          : "octagon";
+      std::string label;
+      if (node.kind == WaitNode::Kind::HostThread) {
+        if (w.programs[static_cast<size_t>(node.rank)].threads.size() > 1)
+          label = "thread " + w.programs[static_cast<size_t>(node.rank)].threads[static_cast<size_t>(node.thread)].name;
+      } else if (node.kind == WaitNode::Kind::StreamHead) {
+        label = "stream " + w.streams[static_cast<size_t>(node.stream)];
+      } else {
+        label = "exited";
+      }
+      if (node.call >= 0)
+        label += (label.empty() ? "" : "\\n") + dot_escape(call_text(w, node.call)) + "\\n" +
+                 dot_escape(short_location(node.location));
+      // A node that waits for several ranks on one comm slot says it once; a cycle's hop comes first.
+      auto& lines = waits[n];
+      std::stable_sort(lines.begin(), lines.end(), [](const std::string& x, const std::string& y) {
+        return x.rfind("waits", 0) != 0 && y.rfind("waits", 0) == 0;
+      });
+      for (const auto& line : lines) label += "\\n" + dot_escape(line);
+      out << "    \"" << dot_escape(node_name(w, node)) << "\" [shape=" << shape << ", label=\"" << label
+          << "\", tooltip=\"" << dot_escape(node.label + (node.location.empty() ? "" : " at " + node.location)) << "\"";
+      if (node.on_cycle) out << ", color=\"#c62828\", penwidth=2, fontcolor=\"#c62828\"";
       if (node.kind == WaitNode::Kind::Exited) out << ", style=filled, fillcolor=gray90";
       out << "];\n";
     }
     out << "  }\n";
   }
-  std::set<std::pair<int, int>> drawn;
-  for (const auto& e : g.edges) {
-    int a = rep[static_cast<size_t>(e.from)], b = rep[static_cast<size_t>(e.to)];
-    if (a < 0 || b < 0 || !drawn.emplace(a, b).second) continue;
-    out << "  n" << a << " -> n" << b << " [label=\"" << dot_escape(e.label) << "\"";
-    if (e.on_cycle) out << ", color=red, penwidth=2.5, fontcolor=red";
+  for (const auto& d : drawn) {
+    const std::string from = node_name(w, g.nodes[static_cast<size_t>(d.from)]);
+    const std::string to = node_name(w, g.nodes[static_cast<size_t>(d.to)]);
+    out << "  \"" << dot_escape(from) << "\" -> \"" << dot_escape(to) << "\" [tooltip=\""
+        << dot_escape(from + " waits for " + to + ": " + d.edge->label) << "\"";
+    if (d.edge->on_cycle) out << ", color=\"#c62828\", penwidth=2.5";
     out << "];\n";
   }
-  out << "  subgraph cluster_legend {\n    label=\"legend\";\n    style=dashed;\n    color=gray70;\n    fontsize=9;\n"
-      << "    node [fontsize=8, margin=\"0.05,0.02\", height=0.3];\n"
-      << "    l_host [shape=box, label=\"host thread in a call\"];\n"
-      << "    l_dev [shape=cds, label=\"stream head\"];\n"
-      << "    l_exit [shape=octagon, style=filled, fillcolor=gray90, label=\"rank exited\"];\n"
-      << "    l_a [shape=point, width=0.05];\n    l_b [shape=point, width=0.05];\n"
-      << "    l_host -> l_dev [label=\"waits for\", fontsize=8];\n"
-      << "    l_a -> l_b [label=\"on the cycle\", color=red, penwidth=2.5, fontcolor=red, fontsize=8];\n  }\n";
+  // The legend names only what this picture shows.
+  out << "  subgraph cluster_legend {\n    label=\"legend\";\n    style=dashed;\n    color=gray70;\n"
+      << "    fontsize=11;\n    node [fontsize=11, margin=\"0.08,0.03\", height=0.3];\n";
+  if (kinds.count(WaitNode::Kind::HostThread))
+    out << "    \"legend: host\" [shape=box, label=\"host thread in a call\"];\n";
+  if (kinds.count(WaitNode::Kind::StreamHead)) out << "    \"legend: stream\" [shape=cds, label=\"stream head\"];\n";
+  if (kinds.count(WaitNode::Kind::Exited))
+    out << "    \"legend: exited\" [shape=octagon, style=filled, fillcolor=gray90, label=\"rank exited\"];\n";
+  if (!g.cycles.empty())
+    out << "    \"legend: cycle\" [shape=box, color=\"#c62828\", penwidth=2, fontcolor=\"#c62828\", "
+           "label=\"on the cycle; 1: its first hop\"];\n";
+  out << "    \"legend: waits\" [shape=plaintext, label=\"arrow: waits for\"];\n  }\n";
   out << "}\n";
   return out.str();
 }
