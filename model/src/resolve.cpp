@@ -52,6 +52,7 @@ class Resolver {
     w_.ranks = sc_.ranks;
     w_.knobs = sc_.knobs;
     w_.expect = sc_.expect;
+    w_.observed = sc_.observed;
     w_.streams.push_back("main");
     w_.dtypes.push_back("float32");
     w_.redops.push_back("sum");
