@@ -99,9 +99,10 @@ def nccl_log(world, entries, rank):
     pre = "%s:%d:%d [%d] NCCL INFO " % (host, pid, pid, rank % TP)
     lines = [pre + "NCCL version 2.27.3+cuda12.9"]
     ntp = world // TP
-    comms = {"tp": (0x7f0000000000 + rank, rank % TP, TP, 0x1000 + rank // TP),
+    comms = {"world": (0x7f2000000000 + rank, rank, world, 0x1),
+             "tp": (0x7f0000000000 + rank, rank % TP, TP, 0x1000 + rank // TP),
              "dp": (0x7f1000000000 + rank, rank // TP, ntp, 0x9000 + rank % TP)}
-    for grp in ("tp", "dp"):
+    for grp in ("world", "tp", "dp"):
         ptr, crank, n, cid = comms[grp]
         lines.append(pre + "ncclCommInitRankConfig comm 0x%x rank %d nranks %d cudaDev %d nvmlDev %d busId 1000 "
                      "commId 0x%x - Init START" % (ptr, crank, n, rank % TP, rank % TP, cid))

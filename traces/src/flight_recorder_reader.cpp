@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -55,14 +56,44 @@ std::pair<int, int> line_col(const std::string& text, size_t offset) {
   return {line, col};
 }
 
-json parse_dump(const std::string& file, const std::string& bytes) {
+// Called with each element of a JSON dump's top-level `entries` list as soon as it is parsed; the element
+// is then discarded, so a JSON dump is never held whole as a tree (a pickle is decoded whole: the decoder
+// is data-only and small files' trees are freed as soon as they are read).
+using EntrySink = std::function<void(const json& entry)>;
+
+json parse_dump(const std::string& file, const std::string& bytes, const EntrySink& sink = {}) {
   size_t first = bytes.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) bad(file, "the file is empty: expected a Flight Recorder dump (pickle or JSON)");
   if (static_cast<unsigned char>(bytes[first]) == 0x80 && first == 0) return decode_pickle(file, bytes);
   if (bytes[first] != '{')
     bad(file, "not a Flight Recorder dump: expected a pickle (first byte 0x80) or a JSON object ('{')");
   try {
-    return json::parse(bytes);
+    if (!sink) return json::parse(bytes);
+    // nlohmann's callback parser: depth 1 is the top object's members, depth 2 the elements of its lists.
+    std::string top_key;
+    bool in_entries = false;
+    auto callback = [&](int depth, json::parse_event_t event, json& parsed) {
+      using E = json::parse_event_t;
+      if (depth == 1) {
+        if (event == E::key) {
+          top_key = parsed.get<std::string>();
+        } else if (event == E::array_start) {
+          in_entries = top_key == "entries";
+        } else if (event == E::array_end) {
+          in_entries = false;
+        }
+        return true;
+      }
+      if (depth == 2 && in_entries && (event == E::object_end || event == E::array_end || event == E::value)) {
+        sink(parsed);
+        return false;  // not kept in the tree
+      }
+      return true;
+    };
+    json root = json::parse(bytes, callback);
+    if (root.is_object())
+      if (auto it = root.find("entries"); it != root.end() && it->is_array() && it->empty()) root.erase(it);
+    return root;
   } catch (const json::parse_error& e) {
     auto [line, col] = line_col(bytes, e.byte > 0 ? e.byte - 1 : 0);
     std::string what = e.what();
@@ -420,7 +451,8 @@ struct ParsedDump {
 // A dump's rank from its own fields: a top-level `rank`; else the sender of its sends / the receiver
 // of its recvs (group rank -> global rank by its pg_config); else the one rank all its process groups
 // share. nullopt when the fields do not say.
-std::optional<int> rank_from_fields(const std::string& file, const json& root, const ConfigSet& configs) {
+std::optional<int> rank_from_fields(const std::string& file, const json& root, const ConfigSet& configs,
+                                    const ParsedDump& streamed) {
   if (field(root, "rank")) {
     int64_t v = want_int(file, root, "rank", "rank");
     if (v < 0 || v >= kMaxWorld) bad(file, "rank: " + std::to_string(v) + " is out of range");
@@ -445,6 +477,15 @@ std::optional<int> rank_from_fields(const std::string& file, const json& root, c
       if (self && *self >= 0 && static_cast<size_t>(*self) < cfg->second->ranks.size())
         return cfg->second->ranks[static_cast<size_t>(*self)];
     }
+  }
+  // Entries streamed out of a JSON dump, in file order, as above.
+  for (const Slim& e : streamed.entries) {
+    if (e.p2p_src < 0) continue;
+    auto cfg = configs.by_name.find(streamed.pg_names[e.pg]);
+    if (cfg == configs.by_name.end()) continue;
+    const int self = e.kind == CallKind::Send ? e.p2p_src : e.p2p_dst;
+    if (self >= 0 && static_cast<size_t>(self) < cfg->second->ranks.size())
+      return cfg->second->ranks[static_cast<size_t>(self)];
   }
   std::optional<std::set<int>> common;
   for (const auto& [name, pg] : configs.by_name) {
@@ -526,13 +567,17 @@ Slim read_slim(const std::string& file, const json& e, const std::string& path, 
 ParsedDump parse_one(const std::string& file, const std::string& bytes, ConfigCache& cache) {
   ParsedDump d;
   d.file = file;
-  json root = parse_dump(file, bytes);
+  std::map<std::string, uint16_t> names, pgs;
+  size_t streamed = 0;
+  json root = parse_dump(file, bytes, [&](const json& e) {
+    d.has_entries_list = true;
+    d.entries.push_back(read_slim(file, e, "entries[" + std::to_string(streamed++) + "]", d, names, pgs));
+  });
   if (!root.is_object()) bad(file, "expected a dict at the top of the dump");
   std::tie(d.major, d.minor) = parse_version(file, root);
   d.configs = cache.intern(file, field(root, "pg_config"));
-  d.by_fields = rank_from_fields(file, root, *d.configs);
+  d.by_fields = rank_from_fields(file, root, *d.configs, d);
   d.by_name = rank_from_file_name(file);
-  std::map<std::string, uint16_t> names, pgs;
   if (const json* entries = field(root, "entries")) {
     if (!entries->is_array()) bad(file, "entries: expected a list");
     d.has_entries_list = true;
@@ -1015,10 +1060,10 @@ Trace read_flight_recorder(const std::vector<std::string>& files, bool full_hist
   return Builder(full_history).build(dumps, cache);
 }
 
-Trace read_flight_recorder_buffer(const std::string& name, const std::string& bytes) {
+Trace read_flight_recorder_buffer(const std::string& name, const std::string& bytes, bool full_history) {
   ConfigCache cache;
   std::vector<ParsedDump> dumps = parse_all({name}, {&bytes}, 1, cache);
-  return Builder(true).build(dumps, cache);
+  return Builder(full_history).build(dumps, cache);
 }
 
 }  // namespace collmc::traces

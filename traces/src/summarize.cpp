@@ -71,15 +71,17 @@ struct RankPhrase {
 std::string label_of(const Communicator& comm) { return comm.label.empty() ? comm.id : comm.label; }
 
 // The role a comm plays, for folding: a Flight Recorder group's description ("pg 12 (tp)" -> "tp"),
-// else its label with the numbers taken out ("split3" -> "split").
+// else its label without the number that tells it apart ("split3" -> "split", "commId 0x9007" -> "commId").
 std::string role_of(const Communicator& comm) {
-  const std::string label = label_of(comm);
+  std::string label = label_of(comm);
   size_t open = label.rfind('(');
   if (open != std::string::npos && label.back() == ')') return label.substr(open + 1, label.size() - open - 2);
-  std::string role;
-  for (char c : label)
-    if (!std::isdigit(static_cast<unsigned char>(c))) role += c;
-  return role;
+  if (size_t space = label.rfind(' '); space != std::string::npos && space > 0) {
+    const std::string last = label.substr(space + 1);
+    if (!last.empty() && std::isdigit(static_cast<unsigned char>(last[0]))) return label.substr(0, space);
+  }
+  while (!label.empty() && std::isdigit(static_cast<unsigned char>(label.back()))) label.pop_back();
+  return label.empty() ? label_of(comm) : label;
 }
 
 // Lines capped at `max` (0: no cap), the rest counted.

@@ -198,7 +198,7 @@ Trace read_flight_recorder(const std::vector<std::string>& files, bool full_hist
 Trace read_nccl_logs(const std::vector<std::string>& files);
 
 // In-memory variants (used by the fuzz targets and tests): `name` stands for the file name in errors.
-Trace read_flight_recorder_buffer(const std::string& name, const std::string& bytes);
+Trace read_flight_recorder_buffer(const std::string& name, const std::string& bytes, bool full_history = true);
 Trace read_nccl_log_buffer(const std::string& name, const std::string& text);
 
 // The scenario language's statement keyword for a call kind ("all_reduce", "register", ...).
