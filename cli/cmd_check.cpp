@@ -64,8 +64,8 @@ int cmd_check(const std::vector<std::string>& args) {
       for (const auto& p : world.usage_problems)
         if (!quiet) std::cerr << p.loc.str() << ": warning: " << p.message << "\n";
       auto result = checker::check(world, options);
-      const bool unexplained_hang = result.verdict == Verdict::Safe && world.observed &&
-                                    world.observed->outcome == model::ObservedOutcome::Hung;
+      const bool unexplained_hang =
+          result.verdict == Verdict::Safe && world.observed && world.observed->outcome == model::ObservedOutcome::Hung;
       if (quiet) {
         std::cout << file << ": " << model::verdict_name(result.verdict)
                   << (unexplained_hang ? " (model only; the recorded run hung)" : "") << "\n";

@@ -199,9 +199,8 @@ TEST(TraceTrim, AHungRunImportedFromASourceThatCannotSeeItIsNeverAPlainSafe) {
   // Through the command line: "safe (model only)", the warning, exit 4.
   const std::string out_dir = fresh_scratch_dir("observed");
   std::string output;
-  ASSERT_EQ(run_command(collmc_binary() + " trace import " + dir + "nccl_log -o " + out_dir + "/imp.cmc --quiet",
-                        &output),
-            0)
+  ASSERT_EQ(
+      run_command(collmc_binary() + " trace import " + dir + "nccl_log -o " + out_dir + "/imp.cmc --quiet", &output), 0)
       << output;
   EXPECT_EQ(run_command(collmc_binary() + " check " + out_dir + "/imp.cmc", &output), 4) << output;
   EXPECT_NE(output.find("safe (model only)"), std::string::npos) << output;

@@ -89,8 +89,8 @@ std::string text_report(const CheckResult& r, bool verbose) {
   std::ostringstream out;
   out << (w.source ? w.source->path : std::string("<scenario>")) << ": " << model::verdict_name(r.verdict);
   // An imported run that hung is never answered with a plain `safe`: the model's answer is only the model's.
-  const bool unexplained_hang = r.verdict == model::Verdict::Safe && w.observed &&
-                                w.observed->outcome == model::ObservedOutcome::Hung;
+  const bool unexplained_hang =
+      r.verdict == model::Verdict::Safe && w.observed && w.observed->outcome == model::ObservedOutcome::Hung;
   if (unexplained_hang) out << " (model only)";
   if (!w.name.empty()) out << "  (\"" << w.name << "\")";
   out << "\n";
@@ -186,9 +186,10 @@ std::string json_report(const CheckResult& r) {
   j["expect"] = w.expect ? json(model::verdict_name(*w.expect)) : json(nullptr);
   j["verdict"] = model::verdict_name(r.verdict);
   j["agrees"] = w.expect ? json(r.agrees_with_expect()) : json(nullptr);
-  j["observed"] = w.observed ? json({{"outcome", model::observed_outcome_name(w.observed->outcome)},
-                                     {"source", w.observed->source}})
-                             : json(nullptr);
+  j["observed"] =
+      w.observed
+          ? json({{"outcome", model::observed_outcome_name(w.observed->outcome)}, {"source", w.observed->source}})
+          : json(nullptr);
   j["limit"] = r.limit.empty() ? json(nullptr) : json(r.limit);
   j["notes"] = w.notes;
   j["violation"] = nullptr;

@@ -4,18 +4,18 @@
 // torch/distributed/flight_recorder; docs/TRACES.md has the mapping.
 #include <algorithm>
 #include <atomic>
-#include <exception>
-#include <functional>
-#include <memory>
-#include <mutex>
-#include <thread>
-#include <unordered_map>
 #include <climits>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <iterator>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
+#include <unordered_map>
 
 #include "collmc/model/operations.h"
 #include "collmc/traces/pickle.h"
@@ -358,7 +358,27 @@ uint64_t numel(const std::string& file, const json& sizes, const std::string& pa
 // thousands of groups, the same ones; each is parsed once and each dump keeps one pointer to its set.
 struct ConfigSet {
   std::map<std::string, const PgConfig*> by_name;
+  std::optional<int> common_rank;  // the one rank all its groups share, if there is one
 };
+
+// Computed once per set, not once per dump: at 16k ranks a dump's groups hold about 50,000 ranks.
+std::optional<int> common_rank_of(const ConfigSet& set) {
+  std::optional<std::vector<int>> common;
+  for (const auto& [name, pg] : set.by_name) {
+    std::vector<int> ranks = pg->ranks;
+    std::sort(ranks.begin(), ranks.end());
+    if (!common) {
+      common = std::move(ranks);
+      continue;
+    }
+    std::vector<int> both;
+    std::set_intersection(common->begin(), common->end(), ranks.begin(), ranks.end(), std::back_inserter(both));
+    common = std::move(both);
+    if (common->empty()) break;
+  }
+  if (common && common->size() == 1) return common->front();
+  return std::nullopt;
+}
 
 class ConfigCache {
  public:
@@ -398,6 +418,7 @@ class ConfigCache {
     if (fresh) {
       it->second = std::make_unique<ConfigSet>();
       for (const PgConfig* pg : pgs) it->second->by_name[pg->name] = pg;
+      it->second->common_rank = common_rank_of(*it->second);
     }
     return it->second.get();
   }
@@ -415,8 +436,8 @@ class ConfigCache {
 };
 
 constexpr uint32_t kNoPg = UINT32_MAX;
-const std::vector<std::string> kDtypes = {"",      "float32", "float64", "float16",    "bfloat16",  "uint8", "int8",
-                                          "int32", "int64",   "uint32",  "float8e4m3", "float8e5m2"};
+const std::vector<std::string> kDtypes = {"",     "float32", "float64", "float16", "bfloat16",   "uint8",
+                                          "int8", "int32",   "int64",   "uint32",  "float8e4m3", "float8e5m2"};
 
 // One entry as read, before the trace is built: small, so that 16k ranks x 2,000 entries fit in memory.
 struct Slim {
@@ -424,8 +445,8 @@ struct Slim {
   int64_t collective_seq = -1, p2p_seq = -1;
   uint64_t count = 0;
   uint64_t time_ns = 0;
-  uint32_t pg = kNoPg;  // index into the dump's pg names
-  uint16_t name = 0;    // index into the dump's profiling names
+  uint32_t pg = kNoPg;                 // index into the dump's pg names
+  uint16_t name = 0;                   // index into the dump's profiling names
   int32_t p2p_src = -1, p2p_dst = -1;  // group ranks of a send/recv
   CallKind kind = CallKind::Other;
   CallState state = CallState::Completed;
@@ -441,8 +462,8 @@ struct ParsedDump {
   std::optional<int> by_fields, by_name;
   int major = 2, minor = 10;
   const ConfigSet* configs = nullptr;
-  std::vector<std::string> pg_names;    // by Slim::pg
-  std::vector<std::string> profiling;   // by Slim::name
+  std::vector<std::string> pg_names;   // by Slim::pg
+  std::vector<std::string> profiling;  // by Slim::name
   std::vector<Slim> entries;
   std::vector<std::pair<std::string, int64_t>> completed;  // pg_status: pg -> last_completed_collective
   bool has_entries_list = false;
@@ -487,20 +508,7 @@ std::optional<int> rank_from_fields(const std::string& file, const json& root, c
     if (self >= 0 && static_cast<size_t>(self) < cfg->second->ranks.size())
       return cfg->second->ranks[static_cast<size_t>(self)];
   }
-  std::optional<std::set<int>> common;
-  for (const auto& [name, pg] : configs.by_name) {
-    std::set<int> ranks(pg->ranks.begin(), pg->ranks.end());
-    if (!common) {
-      common = ranks;
-      continue;
-    }
-    std::set<int> both;
-    std::set_intersection(common->begin(), common->end(), ranks.begin(), ranks.end(),
-                          std::inserter(both, both.begin()));
-    common = both;
-  }
-  if (common && common->size() == 1) return *common->begin();
-  return std::nullopt;
+  return configs.common_rank;
 }
 
 uint16_t intern_small(std::vector<std::string>& table, std::map<std::string, uint16_t>& index, const std::string& s,
@@ -602,9 +610,8 @@ ParsedDump parse_one(const std::string& file, const std::string& bytes, ConfigCa
 
 // Reads the files on `threads` workers (0: one per core, at most one per file). Errors are those of the
 // first file, in the order given, that has one.
-std::vector<ParsedDump> parse_all(const std::vector<std::string>& files,
-                                  const std::vector<const std::string*>& buffers, unsigned threads,
-                                  ConfigCache& cache) {
+std::vector<ParsedDump> parse_all(const std::vector<std::string>& files, const std::vector<const std::string*>& buffers,
+                                  unsigned threads, ConfigCache& cache) {
   std::vector<ParsedDump> out(files.size());
   std::vector<std::exception_ptr> errors(files.size());
   std::atomic<size_t> next{0};
@@ -667,9 +674,8 @@ class Builder {
       if (d.by_fields) {
         d.rank = *d.by_fields;
         if (d.by_name && *d.by_name != *d.by_fields)
-          trace_.notes.push_back(d.file + ": its fields say rank " + std::to_string(*d.by_fields) +
-                                 ", its file name " + std::to_string(*d.by_name) + "; rank " +
-                                 std::to_string(*d.by_fields) + " is used");
+          trace_.notes.push_back(d.file + ": its fields say rank " + std::to_string(*d.by_fields) + ", its file name " +
+                                 std::to_string(*d.by_name) + "; rank " + std::to_string(*d.by_fields) + " is used");
       } else if (d.by_name) {
         d.rank = *d.by_name;
       } else if (dumps.size() == 1) {
@@ -834,8 +840,7 @@ class Builder {
       for (const auto& e : re.list) {
         if (e.state == CallState::Completed) continue;
         if (n++ == 0)
-          oldest_open[rank] =
-              origin_of(re, e) + " (" + (e.state == CallState::Started ? "started" : "scheduled") + ")";
+          oldest_open[rank] = origin_of(re, e) + " (" + (e.state == CallState::Started ? "started" : "scheduled") + ")";
       }
       open[rank] = n;
     }

@@ -15,9 +15,9 @@
 namespace collmc::traces {
 namespace {
 
-constexpr size_t kMaxFindings = 12;   // free-text findings before "... and N more"
-constexpr size_t kMaxSequence = 12;   // "collective #k on ..." lines before "... and N more"
-constexpr size_t kMaxStopped = 12;    // folded "stopped in" lines before "... and N more"
+constexpr size_t kMaxFindings = 12;  // free-text findings before "... and N more"
+constexpr size_t kMaxSequence = 12;  // "collective #k on ..." lines before "... and N more"
+constexpr size_t kMaxStopped = 12;   // folded "stopped in" lines before "... and N more"
 
 // Calls every member of the comm must make, in the same order, by the sequence they count in:
 // "collective" (collectives and barriers), "register" (window registrations), "init".
@@ -189,7 +189,7 @@ struct StopKey {
 };
 struct StopGroup {
   std::vector<int> ranks;
-  std::set<std::string> comms;   // labels
+  std::set<std::string> comms;  // labels
   std::set<std::string> origins;
   std::string first_origin;
   std::string threads;
@@ -269,8 +269,8 @@ std::vector<std::string> summarize(const Trace& trace, bool verbose) {
   for (const auto& [key, group] : order) {
     const auto& g = *group;
     std::string who = g.ranks.size() == 1 ? "rank " + std::to_string(g.ranks.front())
-                                          : ranks_phrase(g.ranks) + " (" + std::to_string(g.ranks.size()) +
-                                                " of " + std::to_string(present) + ")";
+                                          : ranks_phrase(g.ranks) + " (" + std::to_string(g.ranks.size()) + " of " +
+                                                std::to_string(present) + ")";
     if (key->thread) who += " thread " + g.threads;
     std::string where;
     if (g.comms.size() == 1) {
@@ -285,7 +285,8 @@ std::vector<std::string> summarize(const Trace& trace, bool verbose) {
       origin = " (rank " + std::to_string(g.ranks.front()) + ": " + g.first_origin + ")";
     }
     if (key->state.empty()) {
-      stops.add(who + (g.ranks.size() == 1 ? "'s" : "'") + " last logged call: " + key->kind + where + origin);
+      stops.add(who + (g.ranks.size() == 1 ? "'s last logged call: " : ": last logged call ") + key->kind + where +
+                origin);
     } else {
       stops.add(who + " stopped in " + key->kind + where + origin + ": " + key->state);
     }

@@ -108,7 +108,7 @@ void outcome_from_file(const std::vector<std::string>& paths, Trace& trace) {
     for (std::string line; std::getline(in, line);) {
       if (line.rfind("rank ", 0) != 0) continue;
       ++ranks;
-      const bool line_hung = line.size() >= 5 && line.compare(line.size() - 5, 5, ": hung") == 0;
+      const bool line_hung = line.ends_with(": hung");
       const bool line_killed = line.find("killed") != std::string::npos;
       hung = hung || line_hung;
       killed = killed || line_killed;
@@ -143,26 +143,28 @@ void outcome_from_calls(Trace& trace) {
   }
   if (open.empty()) return;
   trace.outcome = RunOutcome::Hung;
-  std::string who = open.size() == 1 ? "rank " + std::to_string(open.front())
-                                     : std::to_string(open.size()) + " ranks";
-  trace.outcome_evidence = who + (trace.format == "flight-recorder"
-                                      ? " held entries started or scheduled and never completed when dumped"
-                                      : " sat in a call entered and never returned when the trace ends");
+  std::string who = open.size() == 1 ? "rank " + std::to_string(open.front()) : std::to_string(open.size()) + " ranks";
+  trace.outcome_evidence =
+      who + (trace.format == "flight-recorder" ? " held entries started or scheduled and never completed when dumped"
+                                               : " sat in a call entered and never returned when the trace ends");
 }
 
 // What a source cannot see, with the command that would.
 std::vector<std::string> blind_spots(const Trace& trace) {
   if (trace.format == "flight-recorder")
-    return {"Flight Recorder dumps hold the collectives and sends/recvs of torch process groups only: no "
-            "ncclCommWindowRegister, no communicator creation, no allocation or host sync, and nothing after the "
-            "dump was taken; a hang inside a registration or comm creation cannot be seen here: use collmc record"};
+    return {
+        "Flight Recorder dumps hold the collectives and sends/recvs of torch process groups only: no "
+        "ncclCommWindowRegister, no communicator creation, no allocation or host sync, and nothing after the "
+        "dump was taken; a hang inside a registration or comm creation cannot be seen here: use collmc record"};
   if (trace.format == "nccl-log")
-    return {"NCCL INFO logs carry no ncclCommWindowRegister, no allocation and no stream sync, and a logged call "
-            "is one that was made, not one that finished; a hang inside a registration cannot be seen here: use "
-            "collmc record"};
+    return {
+        "NCCL INFO logs carry no ncclCommWindowRegister, no allocation and no stream sync, and a logged call "
+        "is one that was made, not one that finished; a hang inside a registration cannot be seen here: use "
+        "collmc record"};
   if (trace.format == "mpi-recorder")
-    return {"the MPI recorder records no buffer addresses: every call uses one buffer `buf` in the scenario, so "
-            "--open-orders keeps the order of any two data calls (they may share a buffer)"};
+    return {
+        "the MPI recorder records no buffer addresses: every call uses one buffer `buf` in the scenario, so "
+        "--open-orders keeps the order of any two data calls (they may share a buffer)"};
   return {};
 }
 

@@ -104,7 +104,8 @@ bool matched_collective(CallKind kind) {
 
 }  // namespace
 
-std::string trim_summary(const std::vector<std::string>& labels, const TrimPlan& plan, size_t nranks) {
+std::string trim_summary(const std::vector<std::string>& labels, const TrimPlan& plan, size_t nranks,
+                         bool completion_seen) {
   size_t comms = 0;
   uint64_t most = 0;
   std::string example;
@@ -117,9 +118,12 @@ std::string trim_summary(const std::vector<std::string>& labels, const TrimPlan&
     }
   }
   if (plan.dropped_calls == 0) return "";
-  return "left out " + std::to_string(plan.dropped_calls) + " calls of " + std::to_string(nranks) +
-         " ranks: on " + std::to_string(comms) + " communicator" + (comms == 1 ? "" : "s") +
-         ", the collectives every member completed before the earliest one some member did not (up to " +
+  return "left out " + std::to_string(plan.dropped_calls) + " calls of " + std::to_string(nranks) + " ranks: on " +
+         std::to_string(comms) + " communicator" + (comms == 1 ? "" : "s") +
+         (completion_seen
+              ? ", the collectives every member completed before the earliest one some member did not (up to "
+              : ", the collectives every member made, but the last, before the earliest one some member "
+                "did not make (up to ") +
          std::to_string(most) + " on " + example + "); they cannot take part in the hang. --full-history keeps them";
 }
 
@@ -190,7 +194,7 @@ void trim_history(Trace& trace, bool completion_seen) {
     }
   }
   for (size_t c = 0; c < trace.comms.size(); ++c) trace.comms[c].dropped_collectives = plan.cut[c];
-  trace.dropped.push_back(trim_summary(labels, plan, rows.size()));
+  trace.dropped.push_back(trim_summary(labels, plan, rows.size(), completion_seen));
 }
 
 }  // namespace collmc::traces

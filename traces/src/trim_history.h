@@ -11,12 +11,12 @@ namespace collmc::traces {
 
 // One call of a rank, as the plan sees it.
 struct TrimItem {
-  uint32_t comm = 0;          // index of its communicator (collectives); ignored otherwise
-  uint32_t kind = 0;          // the call's kind: matched calls must agree in it
-  uint64_t shape = 0;         // what else must agree (the element count; 0: unknown)
-  bool collective = false;    // a collective or barrier that every member of `comm` makes
-  bool completed = false;     // the source saw it finish (or, for a source that cannot see that, it was made)
-  bool in_group = false;      // inside a group: never left out (a group is one launch)
+  uint32_t comm = 0;        // index of its communicator (collectives); ignored otherwise
+  uint32_t kind = 0;        // the call's kind: matched calls must agree in it
+  uint64_t shape = 0;       // what else must agree (the element count; 0: unknown)
+  bool collective = false;  // a collective or barrier that every member of `comm` makes
+  bool completed = false;   // the source saw it finish (or, for a source that cannot see that, it was made)
+  bool in_group = false;    // inside a group: never left out (a group is one launch)
 };
 
 struct TrimInput {
@@ -32,8 +32,8 @@ struct TrimInput {
 };
 
 struct TrimPlan {
-  std::vector<uint64_t> cut;                 // per comm: its first `cut` collectives are left out on every member
-  std::vector<std::vector<bool>> dropped;    // per rank, per item
+  std::vector<uint64_t> cut;               // per comm: its first `cut` collectives are left out on every member
+  std::vector<std::vector<bool>> dropped;  // per rank, per item
   uint64_t dropped_calls = 0;
 };
 
@@ -45,6 +45,7 @@ TrimPlan plan_trim(const TrimInput& input);
 
 // The summary line for a plan ("left out 812,000 calls of 1,024 ranks: on 136 communicators, ..."), empty
 // when nothing is left out. `labels`: per comm, its name for people.
-std::string trim_summary(const std::vector<std::string>& labels, const TrimPlan& plan, size_t nranks);
+std::string trim_summary(const std::vector<std::string>& labels, const TrimPlan& plan, size_t nranks,
+                         bool completion_seen = true);
 
 }  // namespace collmc::traces
