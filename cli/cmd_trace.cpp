@@ -91,7 +91,9 @@ int cmd_trace(const std::vector<std::string>& args) {
         throw po::error(std::string("--") + needs_open + " needs --open-orders");
   try {
     traces::ImportOptions import_options;
-    import_options.full_history = vm.count("full-history") > 0;
+    // Open orders predict what another run could do with the same calls, completed ones included: the trim
+    // keeps only what the recorded order's hang needs, so it is off with --open-orders.
+    import_options.full_history = vm.count("full-history") > 0 || open;
     import_options.threads = vm["threads"].as<unsigned>();
     traces::Trace trace = traces::import_traces(paths, format, import_options);
     traces::EmitOptions options;
