@@ -46,12 +46,14 @@ int most_severe(int a, int b) {
         return 0;
       case kExitInconclusive:
         return 1;
-      case kExitViolation:
+      case kExitUnexplainedHang:
         return 2;
-      case kExitBadInput:
+      case kExitViolation:
         return 3;
+      case kExitBadInput:
+        return 4;
       default:
-        return 4;  // an interrupt
+        return 5;  // an interrupt
     }
   };
   return rank(a) >= rank(b) ? a : b;

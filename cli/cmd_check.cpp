@@ -164,8 +164,11 @@ int cmd_check(const std::vector<std::string>& args) {
       }
       auto result = checker::check(world, options);
       const bool stopped = result.verdict == Verdict::Inconclusive && interrupted.load();
+      const bool unexplained_hang =
+          result.verdict == Verdict::Safe && world.observed && world.observed->outcome == model::ObservedOutcome::Hung;
       if (quiet)
-        report_out << quiet_line(world.source ? world.source->path : file, result, stopped, expect, colour) << "\n";
+        report_out << quiet_line(world.source ? world.source->path : file, result, stopped, expect, colour)
+                   << (unexplained_hang ? " (model only; the recorded run hung)" : "") << "\n";
       else
         report_out << report::text_report(result, false);
       if (expect && !world.expect) report_out << file << ": no 'expect' line\n";
@@ -173,7 +176,7 @@ int cmd_check(const std::vector<std::string>& args) {
       if (vm.count("json")) write_file(vm["json"].as<std::string>(), report::json_report(result));
       if (vm.count("json")) wrote(vm, "json", quiet);
       const bool rendered = write_graph_outputs(vm, result, {command_line(args), build_versions().collmc}, quiet);
-      int code = exit_code(result.verdict);
+      int code = unexplained_hang ? kExitUnexplainedHang : exit_code(result.verdict);
       if (expect && code != kExitInconclusive) code = result.agrees_with_expect() ? kExitSafe : kExitViolation;
       worst = most_severe(worst, code);
       if (!rendered) worst = most_severe(worst, kExitBadInput);  // the graph could not be drawn (printed)

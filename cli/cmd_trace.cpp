@@ -61,6 +61,11 @@ int cmd_trace(const std::vector<std::string>& args) {
       "auto, recorder, flight-recorder or nccl-log")("name", po::value<std::string>()->value_name("TEXT"),
                                                      "the scenario's title")(
       "no-origins", "leave out the per-call origin comments")("quiet", "do not print the summary")(
+      "verbose", "print every line of the summary (default: at most about 40)")(
+      "full-history",
+      "keep every call (default: per communicator, leave out the collectives every member completed before the "
+      "earliest one some member did not; they cannot take part in a hang, and the summary says what was left out)")(
+      "threads", po::value<unsigned>()->default_value(0)->value_name("N"), "read files on N threads (0: one per core)")(
       "open-orders",
       "predict: write the recorded orders the program does not force as any_order, so the check explores "
       "the orders another run of the program could take; the summary says which orders were opened and why, "
@@ -93,7 +98,12 @@ int cmd_trace(const std::vector<std::string>& args) {
       if (vm.count(needs_open) && !vm[needs_open].defaulted())
         throw po::error(std::string("--") + needs_open + " needs --open-orders");
   try {
-    traces::Trace trace = traces::import_traces(paths, format);
+    traces::ImportOptions import_options;
+    // Open orders predict what another run could do with the same calls, completed ones included: the trim
+    // keeps only what the recorded order's hang needs, so it is off with --open-orders.
+    import_options.full_history = vm.count("full-history") > 0 || open;
+    import_options.threads = vm["threads"].as<unsigned>();
+    traces::Trace trace = traces::import_traces(paths, format, import_options);
     traces::EmitOptions options;
     if (vm.count("name")) options.name = vm["name"].as<std::string>();
     options.include_origins = !vm.count("no-origins");
@@ -122,8 +132,11 @@ int cmd_trace(const std::vector<std::string>& args) {
     if (!vm.count("quiet")) {
       report << "imported " << trace.format << " traces: " << trace.world_size << " ranks, " << trace.comms.size()
              << " communicators\n";
+      if (const std::string line = traces::outcome_line(trace); !line.empty()) report << "  " << line << "\n";
       for (const auto& n : trace.notes) report << "  partial: " << n << "\n";
-      for (const auto& line : traces::summarize(trace)) report << "  " << line << "\n";
+      for (const auto& line : traces::summarize(trace, vm.count("verbose") > 0)) report << "  " << line << "\n";
+      for (const auto& n : trace.dropped) report << "  left out: " << n << "\n";
+      for (const auto& n : trace.cannot_see) report << "  note: " << n << "\n";
       for (const auto& line : open_lines) report << "  " << line << "\n";
     }
     if (to_file) {

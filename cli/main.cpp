@@ -34,8 +34,9 @@ constexpr Command kCommands[] = {
      "Search every schedule of each scenario ('-': standard input). Prints the verdict, a schedule that reaches "
      "it, where each rank stands and, for a deadlock, the wait-for cycle. Ctrl-C stops the search: the verdict is "
      "then inconclusive (interrupted), with the statistics and the requested files; a second Ctrl-C ends collmc.",
-     "exit: 0 safe, 1 violation, 2 bad input, 3 inconclusive (a limit), 130 interrupted (Ctrl-C)\n"
-     "      with several files the most severe wins, whatever their order: 130, then 2, then 1, then 3, then 0\n"
+     "exit: 0 safe, 1 violation, 2 bad input, 3 inconclusive (a limit), 4 safe in the model but the recorded run\n"
+     "      hung (`observed hung`: the hang is outside what its source records), 130 interrupted (Ctrl-C)\n"
+     "      with several files the most severe wins, whatever their order: 130, then 2, 1, 4, 3, 0\n"
      "      with --expect: 0 agrees, 1 disagrees, 3 not proven (inconclusive), 2 bad input\n"},
     {"test", cmd_test, "test PATH... [options]",
      "Check every .cmc file under the paths against its `expect` line. Prints a table and exits 1 if any "

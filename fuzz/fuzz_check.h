@@ -11,10 +11,19 @@
 
 namespace collmc::fuzz {
 
-// The scenario of any trace parses, and the summary can be made.
+// The scenario of any trace parses, and the summary can be made; so does the trimmed trace's (trim_history).
 inline void check_trace(const traces::Trace& trace) {
   std::string text = traces::emit_scenario(trace);
   (void)traces::summarize(trace);
+  (void)traces::summarize(trace, true);
+  traces::Trace trimmed = trace;
+  traces::trim_history(trimmed, true);
+  try {
+    model::parse_string(traces::emit_scenario(trimmed), "<trimmed>");
+  } catch (const model::InputError& e) {
+    std::fprintf(stderr, "trimmed scenario does not parse: %s\n", e.what());
+    std::abort();
+  }
   try {
     model::parse_string(text, "<emitted>");
   } catch (const model::InputError& e) {

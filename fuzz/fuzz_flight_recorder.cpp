@@ -7,9 +7,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    auto trace = collmc::traces::read_flight_recorder_buffer("nccl_trace_rank_0",
-                                                             std::string(reinterpret_cast<const char*>(data), size));
+    const std::string bytes(reinterpret_cast<const char*>(data), size);
+    auto trace = collmc::traces::read_flight_recorder_buffer("nccl_trace_rank_0", bytes);
     collmc::fuzz::check_trace(trace);
+    // The streaming reader's own trim (on its slim entries, before any call is built).
+    collmc::fuzz::check_trace(collmc::traces::read_flight_recorder_buffer("nccl_trace_rank_0", bytes, false));
   } catch (const collmc::traces::TraceInputError&) {
   }
   return 0;

@@ -167,7 +167,9 @@ TEST(FlightRecorderFixes, StringSequenceIdsAreAccepted) {
     write(dir, "fr_" + std::to_string(r) + ".json",
           dump("[0, 1]", {e0, entry(1, "0", "nccl:all_reduce", "2", r == 0 ? "started" : "completed")}));
   }
-  Trace t = import_traces({dir}, TraceFormat::Auto);
+  ImportOptions keep;  // every entry, as read (the import leaves out completed history by default)
+  keep.full_history = true;
+  Trace t = import_traces({dir}, TraceFormat::Auto, keep);
   ASSERT_EQ(t.ranks.at(0).threads.at(0).calls.size(), 2u);
   EXPECT_EQ(t.ranks.at(0).threads.at(0).calls[1].state, CallState::Started);
   // Not a number: an error that quotes it.

@@ -1,5 +1,7 @@
 #include "collmc/model/operations.h"
 
+#include "collmc/model/ast.h"
+
 #include <array>
 #include <utility>
 
@@ -47,6 +49,25 @@ std::optional<Verdict> verdict_from_name(std::string_view name) {
   for (const auto& [k, n] : kVerdictNames)
     if (n == name) return k;
   return std::nullopt;
+}
+
+std::optional<ObservedOutcome> observed_outcome_from_name(std::string_view name) {
+  if (name == "completed") return ObservedOutcome::Completed;
+  if (name == "hung") return ObservedOutcome::Hung;
+  if (name == "killed") return ObservedOutcome::Killed;
+  return std::nullopt;
+}
+
+std::string_view observed_outcome_name(ObservedOutcome outcome) {
+  switch (outcome) {
+    case ObservedOutcome::Completed:
+      return "completed";
+    case ObservedOutcome::Hung:
+      return "hung";
+    case ObservedOutcome::Killed:
+      return "killed";
+  }
+  return "?";
 }
 
 std::string nccl_version_text(uint32_t code) {

@@ -177,16 +177,17 @@ class Parser {
   void top_level() {
     const Token& t = peek();
     if (!at(TokKind::Name))
-      fail_at(t, "a top-level form ('ranks', 'name', 'expect', 'set', 'comm', 'process' or 'rank')");
+      fail_at(t, "a top-level form ('ranks', 'name', 'expect', 'observed', 'set', 'comm', 'process' or 'rank')");
     const std::string& w = t.text;
     if (w == "ranks") return ranks_decl();
     if (w == "name") return name_decl();
     if (w == "expect") return expect_decl();
+    if (w == "observed") return observed_decl();
     if (w == "set") return set_decl();
     if (w == "comm") return comm_decl();
     if (w == "process") return process_decl();
     if (w == "rank") return rank_body();
-    fail_at(t, "a top-level form ('ranks', 'name', 'expect', 'set', 'comm', 'process' or 'rank')");
+    fail_at(t, "a top-level form ('ranks', 'name', 'expect', 'observed', 'set', 'comm', 'process' or 'rank')");
   }
 
   void ranks_decl() {
@@ -204,6 +205,21 @@ class Parser {
   void name_decl() {
     advance();
     sc_.name = expect(TokKind::String, "a quoted title").text;
+    end_of_statement();
+  }
+
+  void observed_decl() {
+    const Token& kw = advance();
+    const Token& v = peek();
+    std::string word = expect_name("what the recorded run did (completed, hung or killed)");
+    auto outcome = observed_outcome_from_name(word);
+    if (!outcome) fail_msg(v, "unknown outcome '" + word + "': expected completed, hung or killed");
+    if (sc_.observed) fail_msg(kw, "'observed' given twice");
+    Observed o;
+    o.outcome = *outcome;
+    o.source = expect(TokKind::String, "a quoted source, e.g. \"NCCL INFO logs\"").text;
+    o.loc = loc_of(kw);
+    sc_.observed = std::move(o);
     end_of_statement();
   }
 

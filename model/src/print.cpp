@@ -48,6 +48,8 @@ class Printer {
     out_ << "ranks " << w_.ranks << "\n";
     if (!w_.name.empty()) out_ << "name " << quoted(w_.name) << "\n";
     if (w_.expect) out_ << "expect " << verdict_name(*w_.expect) << "\n";
+    if (w_.observed)
+      out_ << "observed " << observed_outcome_name(w_.observed->outcome) << " " << quoted(w_.observed->source) << "\n";
     knobs();
     comms();
     for (const auto& p : w_.processes) out_ << "process " << p.name << " = " << rank_list_text(p.ranks) << "\n";

@@ -61,6 +61,7 @@ class Resolver {
                          " is not a release collmc knows (nearest: " + nearest +
                          "): the version rules are applied by number");
     }
+    w_.observed = sc_.observed;
     w_.streams.push_back("main");
     w_.dtypes.push_back("float32");
     w_.redops.push_back("sum");

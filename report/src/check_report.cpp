@@ -167,8 +167,17 @@ std::string text_report(const CheckResult& r, bool verbose) {
   const model::World& w = *r.world;
   std::ostringstream out;
   out << (w.source ? w.source->path : std::string("<scenario>")) << ": " << model::verdict_name(r.verdict);
+  // An imported run that hung is never answered with a plain `safe`: the model's answer is only the model's.
+  const bool unexplained_hang =
+      r.verdict == model::Verdict::Safe && w.observed && w.observed->outcome == model::ObservedOutcome::Hung;
+  if (unexplained_hang) out << " (model only)";
   if (!w.name.empty()) out << "  (\"" << w.name << "\")";
   out << "\n";
+  if (unexplained_hang)
+    out << "warning: the recorded run hung; the model finds no hang: the hang is outside what " << w.observed->source
+        << " record\n"
+        << "note: the scenario says `observed hung` (" << w.observed->loc.str() << ")\n"
+        << "help: record the run with `collmc record` to see registrations, comm creation and host syncs\n";
   if (w.expect) {
     // An inconclusive search disproves nothing: it is not a disagreement.
     const char* judgement = r.agrees_with_expect()                      ? " (agrees)"
@@ -246,6 +255,10 @@ std::string json_report(const CheckResult& r) {
   j["expect"] = w.expect ? json(model::verdict_name(*w.expect)) : json(nullptr);
   j["verdict"] = model::verdict_name(r.verdict);
   j["agrees"] = w.expect ? json(r.agrees_with_expect()) : json(nullptr);
+  j["observed"] =
+      w.observed
+          ? json({{"outcome", model::observed_outcome_name(w.observed->outcome)}, {"source", w.observed->source}})
+          : json(nullptr);
   j["limit"] = r.limit.empty() ? json(nullptr) : json(r.limit);
   j["notes"] = w.notes;
   j["violation"] = nullptr;

@@ -70,6 +70,15 @@ bool is_known_redop(const std::string& r) {
   return r == "sum" || r == "prod" || r == "max" || r == "min" || r == "avg";
 }
 
+// The source's name in the `observed` line ("the hang is outside what NCCL INFO logs record").
+std::string source_title(const std::string& format) {
+  if (format == "flight-recorder") return "Flight Recorder dumps";
+  if (format == "nccl-log") return "NCCL INFO logs";
+  if (format == "recorder") return "collmc recorder traces";
+  if (format == "mpi-recorder") return "MPI recorder traces";
+  return "the imported traces";
+}
+
 class Emitter {
  public:
   Emitter(const Trace& t, const EmitOptions& o) : trace_(t), options_(o) {}
@@ -90,12 +99,18 @@ class Emitter {
     out_ << "# Scenario imported by `collmc trace import` from " << comment_text(fmt) << " traces.\n";
     out_ << "# Each rank's body is its calls in the order it made them; comments say where it stopped.\n";
     for (const auto& n : trace_.notes) out_ << "# partial: " << comment_text(n, 400) << "\n";
+    for (const auto& n : trace_.dropped) out_ << "# dropped: " << comment_text(n, 400) << "\n";
+    for (const auto& n : trace_.cannot_see) out_ << "# cannot see: " << comment_text(n, 400) << "\n";
+    if (const std::string line = outcome_line(trace_); !line.empty()) out_ << "# " << comment_text(line, 400) << "\n";
     for (const auto& c : options_.header_comments) out_ << "# " << comment_text(c, 400) << "\n";
     out_ << "ranks " << world_ << "\n";
     std::string name = options_.name.empty() ? "imported from " + fmt : options_.name;
     std::string clean;
     for (char c : comment_text(name)) clean += (c == '"' || c == '\\') ? '\'' : c;
     out_ << "name \"" << clean << "\"\n";
+    // What the recorded run did, for `collmc check`: it does not answer a plain `safe` for a run that hung.
+    if (trace_.outcome != RunOutcome::Unknown)
+      out_ << "observed " << run_outcome_name(trace_.outcome) << " \"" << source_title(trace_.format) << "\"\n";
     // Calls that exist only from some NCCL release on: the scenario models that release.
     uint32_t since = 0;
     for (const auto& [r, rank] : trace_.ranks)

@@ -3,17 +3,26 @@
 // Field names follow torch/csrc/distributed/c10d/FlightRecorderDetail.hpp and the analyzer in
 // torch/distributed/flight_recorder; docs/TRACES.md has the mapping.
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <iterator>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
+#include <unordered_map>
 
+#include "collmc/model/operations.h"
 #include "collmc/traces/pickle.h"
 #include "collmc/traces/trace.h"
 #include "file_io.h"
 #include "rank_list.h"
+#include "trim_history.h"
 
 namespace collmc::traces {
 namespace {
@@ -23,15 +32,10 @@ using nlohmann::json;
 constexpr int kOldestMinor = 2, kNewestMinor = 10;
 constexpr int kMaxWorld = 1 << 16;
 
-struct Dump {
-  std::string file;
-  int rank = -1;
-  json root;
-};
-
 struct PgConfig {
   std::string name, desc;
   std::vector<int> ranks;  // global ranks, in group-rank order
+  std::string id;          // its Communicator::id
 };
 
 [[noreturn]] void bad(const std::string& file, const std::string& message) {
@@ -52,14 +56,44 @@ std::pair<int, int> line_col(const std::string& text, size_t offset) {
   return {line, col};
 }
 
-json parse_dump(const std::string& file, const std::string& bytes) {
+// Called with each element of a JSON dump's top-level `entries` list as soon as it is parsed; the element
+// is then discarded, so a JSON dump is never held whole as a tree (a pickle is decoded whole: the decoder
+// is data-only and small files' trees are freed as soon as they are read).
+using EntrySink = std::function<void(const json& entry)>;
+
+json parse_dump(const std::string& file, const std::string& bytes, const EntrySink& sink = {}) {
   size_t first = bytes.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) bad(file, "the file is empty: expected a Flight Recorder dump (pickle or JSON)");
   if (static_cast<unsigned char>(bytes[first]) == 0x80 && first == 0) return decode_pickle(file, bytes);
   if (bytes[first] != '{')
     bad(file, "not a Flight Recorder dump: expected a pickle (first byte 0x80) or a JSON object ('{')");
   try {
-    return json::parse(bytes);
+    if (!sink) return json::parse(bytes);
+    // nlohmann's callback parser: depth 1 is the top object's members, depth 2 the elements of its lists.
+    std::string top_key;
+    bool in_entries = false;
+    auto callback = [&](int depth, json::parse_event_t event, json& parsed) {
+      using E = json::parse_event_t;
+      if (depth == 1) {
+        if (event == E::key) {
+          top_key = parsed.get<std::string>();
+        } else if (event == E::array_start) {
+          in_entries = top_key == "entries";
+        } else if (event == E::array_end) {
+          in_entries = false;
+        }
+        return true;
+      }
+      if (depth == 2 && in_entries && (event == E::object_end || event == E::array_end || event == E::value)) {
+        sink(parsed);
+        return false;  // not kept in the tree
+      }
+      return true;
+    };
+    json root = json::parse(bytes, callback);
+    if (root.is_object())
+      if (auto it = root.find("entries"); it != root.end() && it->is_array() && it->empty()) root.erase(it);
+    return root;
   } catch (const json::parse_error& e) {
     auto [line, col] = line_col(bytes, e.byte > 0 ? e.byte - 1 : 0);
     std::string what = e.what();
@@ -181,25 +215,6 @@ std::pair<int, int> parse_version(const std::string& file, const json& root) {
   if (!(in >> major >> dot >> minor) || dot != '.' || major != 2)
     bad(file, "version \"" + text + "\": expected 2.x (this reader knows 2.2 to 2.10)");
   return {major, minor};
-}
-
-std::map<std::string, PgConfig> parse_pg_config(const Dump& d) {
-  std::map<std::string, PgConfig> out;
-  const json* cfg = field(d.root, "pg_config");
-  if (!cfg) return out;
-  if (!cfg->is_object()) bad(d.file, "pg_config: expected a dict of process groups");
-  for (const auto& [key, pg] : cfg->items()) {
-    std::string path = "pg_config[\"" + key + "\"]";
-    if (!pg.is_object()) bad(d.file, path + ": expected a dict with name, desc, ranks");
-    PgConfig c;
-    c.name = field(pg, "name") ? want_string(d.file, pg, "name", path) : key;
-    c.desc = field(pg, "desc") ? want_string(d.file, pg, "desc", path) : "";
-    const json* ranks = field(pg, "ranks");
-    if (!ranks) bad(d.file, path + ".ranks: missing");
-    c.ranks = parse_ranks(d.file, *ranks, path + ".ranks");
-    out[c.name] = std::move(c);
-  }
-  return out;
 }
 
 std::string comm_id(const PgConfig& pg) {
@@ -339,6 +354,288 @@ uint64_t numel(const std::string& file, const json& sizes, const std::string& pa
   return total;
 }
 
+// Process groups, shared by every dump that lists them alike: at 16k ranks each dump's pg_config names
+// thousands of groups, the same ones; each is parsed once and each dump keeps one pointer to its set.
+struct ConfigSet {
+  std::map<std::string, const PgConfig*> by_name;
+  std::optional<int> common_rank;  // the one rank all its groups share, if there is one
+};
+
+// Computed once per set, not once per dump: at 16k ranks a dump's groups hold about 50,000 ranks.
+std::optional<int> common_rank_of(const ConfigSet& set) {
+  std::optional<std::vector<int>> common;
+  for (const auto& [name, pg] : set.by_name) {
+    std::vector<int> ranks = pg->ranks;
+    std::sort(ranks.begin(), ranks.end());
+    if (!common) {
+      common = std::move(ranks);
+      continue;
+    }
+    std::vector<int> both;
+    std::set_intersection(common->begin(), common->end(), ranks.begin(), ranks.end(), std::back_inserter(both));
+    common = std::move(both);
+    if (common->empty()) break;
+  }
+  if (common && common->size() == 1) return common->front();
+  return std::nullopt;
+}
+
+class ConfigCache {
+ public:
+  // The dump's pg_config (null: none), interned. Thread-safe.
+  const ConfigSet* intern(const std::string& file, const json* cfg) {
+    std::vector<const PgConfig*> pgs;
+    if (cfg) {
+      if (!cfg->is_object()) bad(file, "pg_config: expected a dict of process groups");
+      for (const auto& [key, pg] : cfg->items()) {
+        std::string path = "pg_config[\"" + key + "\"]";
+        if (!pg.is_object()) bad(file, path + ": expected a dict with name, desc, ranks");
+        std::string name = field(pg, "name") ? want_string(file, pg, "name", path) : key;
+        std::string desc = field(pg, "desc") ? want_string(file, pg, "desc", path) : "";
+        const json* ranks = field(pg, "ranks");
+        if (!ranks) bad(file, path + ".ranks: missing");
+        std::string raw = ranks->is_string() ? ranks->get<std::string>() : ranks->dump();
+        std::string key_text = name + '\0' + desc + '\0' + raw;
+        {
+          std::lock_guard lock(mutex_);
+          if (auto it = pgs_.find(key_text); it != pgs_.end()) {
+            pgs.push_back(it->second.get());
+            continue;
+          }
+        }
+        auto c = std::make_unique<PgConfig>();
+        c->name = name;
+        c->desc = desc;
+        c->ranks = parse_ranks(file, *ranks, path + ".ranks");
+        c->id = comm_id(*c);
+        std::lock_guard lock(mutex_);
+        auto [it, fresh] = pgs_.emplace(std::move(key_text), std::move(c));
+        pgs.push_back(it->second.get());
+      }
+    }
+    std::lock_guard lock(mutex_);
+    auto [it, fresh] = sets_.try_emplace(pgs);
+    if (fresh) {
+      it->second = std::make_unique<ConfigSet>();
+      for (const PgConfig* pg : pgs) it->second->by_name[pg->name] = pg;
+      it->second->common_rank = common_rank_of(*it->second);
+    }
+    return it->second.get();
+  }
+
+  std::vector<const ConfigSet*> sets() const {
+    std::vector<const ConfigSet*> out;
+    for (const auto& [key, set] : sets_) out.push_back(set.get());
+    return out;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::unique_ptr<PgConfig>> pgs_;
+  std::map<std::vector<const PgConfig*>, std::unique_ptr<ConfigSet>> sets_;
+};
+
+constexpr uint32_t kNoPg = UINT32_MAX;
+const std::vector<std::string> kDtypes = {"",     "float32", "float64", "float16", "bfloat16",   "uint8",
+                                          "int8", "int32",   "int64",   "uint32",  "float8e4m3", "float8e5m2"};
+
+// One entry as read, before the trace is built: small, so that 16k ranks x 2,000 entries fit in memory.
+struct Slim {
+  int64_t record_id = 0;
+  int64_t collective_seq = -1, p2p_seq = -1;
+  uint64_t count = 0;
+  uint64_t time_ns = 0;
+  uint32_t pg = kNoPg;                 // index into the dump's pg names
+  uint16_t name = 0;                   // index into the dump's profiling names
+  int32_t p2p_src = -1, p2p_dst = -1;  // group ranks of a send/recv
+  CallKind kind = CallKind::Other;
+  CallState state = CallState::Completed;
+  uint8_t dtype = 0;  // index into kDtypes
+  bool has_count = false;
+  bool coalesced_marker = false, closes_batch = false;
+};
+
+// One dump as read (in parallel), its JSON or pickle tree already gone.
+struct ParsedDump {
+  std::string file;
+  int rank = -1;
+  std::optional<int> by_fields, by_name;
+  int major = 2, minor = 10;
+  const ConfigSet* configs = nullptr;
+  std::vector<std::string> pg_names;   // by Slim::pg
+  std::vector<std::string> profiling;  // by Slim::name
+  std::vector<Slim> entries;
+  std::vector<std::pair<std::string, int64_t>> completed;  // pg_status: pg -> last_completed_collective
+  bool has_entries_list = false;
+};
+
+// A dump's rank from its own fields: a top-level `rank`; else the sender of its sends / the receiver
+// of its recvs (group rank -> global rank by its pg_config); else the one rank all its process groups
+// share. nullopt when the fields do not say.
+std::optional<int> rank_from_fields(const std::string& file, const json& root, const ConfigSet& configs,
+                                    const ParsedDump& streamed) {
+  if (field(root, "rank")) {
+    int64_t v = want_int(file, root, "rank", "rank");
+    if (v < 0 || v >= kMaxWorld) bad(file, "rank: " + std::to_string(v) + " is out of range");
+    return static_cast<int>(v);
+  }
+  if (const json* entries = field(root, "entries"); entries && entries->is_array()) {
+    for (const auto& e : *entries) {
+      const json* name = field(e, "profiling_name");
+      const json* pg = field(e, "process_group");
+      if (!name || !name->is_string() || !pg || !pg->is_array() || pg->empty() || !(*pg)[0].is_string()) continue;
+      auto cfg = configs.by_name.find((*pg)[0].get<std::string>());
+      if (cfg == configs.by_name.end()) continue;
+      OpInfo op;
+      try {
+        op = classify(file, name->get<std::string>(), "entries");
+      } catch (const TraceInputError&) {
+        continue;  // read_entry reports it
+      }
+      std::optional<int> self = op.kind == CallKind::Send   ? op.p2p_group_src
+                                : op.kind == CallKind::Recv ? op.p2p_group_dst
+                                                            : std::nullopt;
+      if (self && *self >= 0 && static_cast<size_t>(*self) < cfg->second->ranks.size())
+        return cfg->second->ranks[static_cast<size_t>(*self)];
+    }
+  }
+  // Entries streamed out of a JSON dump, in file order, as above.
+  for (const Slim& e : streamed.entries) {
+    if (e.p2p_src < 0) continue;
+    auto cfg = configs.by_name.find(streamed.pg_names[e.pg]);
+    if (cfg == configs.by_name.end()) continue;
+    const int self = e.kind == CallKind::Send ? e.p2p_src : e.p2p_dst;
+    if (self >= 0 && static_cast<size_t>(self) < cfg->second->ranks.size())
+      return cfg->second->ranks[static_cast<size_t>(self)];
+  }
+  return configs.common_rank;
+}
+
+uint16_t intern_small(std::vector<std::string>& table, std::map<std::string, uint16_t>& index, const std::string& s,
+                      const std::string& file) {
+  auto [it, fresh] = index.emplace(s, static_cast<uint16_t>(table.size()));
+  if (fresh) {
+    if (table.size() >= UINT16_MAX) bad(file, "more than 65535 distinct profiling names or process groups");
+    table.push_back(s);
+  }
+  return it->second;
+}
+
+Slim read_slim(const std::string& file, const json& e, const std::string& path, ParsedDump& d,
+               std::map<std::string, uint16_t>& names, std::map<std::string, uint16_t>& pgs) {
+  if (!e.is_object()) bad(file, path + ": expected a dict");
+  Slim out;
+  out.record_id = want_int(file, e, "record_id", path);
+  if (out.record_id < 0) bad(file, path + ".record_id: expected a non-negative integer");
+  const json* prof = field(e, "profiling_name");
+  if (!prof || !prof->is_string()) bad(file, path + ".profiling_name: expected a string");
+  const std::string& profiling = prof->get_ref<const std::string&>();
+  const json* pg = field(e, "process_group");
+  if (!pg || !pg->is_array() || pg->size() != 2 || !(*pg)[0].is_string() || !(*pg)[1].is_string())
+    bad(file, path + ".process_group: expected (name, desc)");
+  out.pg = intern_small(d.pg_names, pgs, (*pg)[0].get_ref<const std::string&>(), file);
+  OpInfo op = classify(file, profiling, path);
+  out.name = intern_small(d.profiling, names, profiling, file);
+  out.kind = op.kind;
+  out.coalesced_marker = op.coalesced_marker;
+  out.closes_batch = op.closes_batch;
+  out.collective_seq =
+      opt_int(file, e, "collective_seq_id", path).value_or(opt_int(file, e, "seq_id", path).value_or(-1));
+  out.p2p_seq = opt_int(file, e, "p2p_seq_id", path).value_or(-1);
+  if (op.p2p_group_src) {
+    out.p2p_src = *op.p2p_group_src;
+    out.p2p_dst = *op.p2p_group_dst;
+  }
+  if (const json* t = field(e, "time_created_ns"); t && t->is_number_unsigned()) out.time_ns = t->get<uint64_t>();
+  const json* st = field(e, "state");
+  if (st && !st->is_string()) bad(file, path + ".state: expected a string");
+  const std::string state = st ? st->get<std::string>() : "completed";
+  if (state == "completed") {
+    out.state = CallState::Completed;
+  } else if (state == "started") {
+    out.state = CallState::Started;
+  } else if (state == "scheduled") {
+    out.state = CallState::Scheduled;
+  } else {
+    bad(file, path + ".state \"" + state + "\": expected scheduled, started or completed");
+  }
+  if (const json* sizes = field(e, "input_sizes"); sizes && !op.varying_count) {
+    out.count = numel(file, *sizes, path + ".input_sizes");
+    out.has_count = true;
+  }
+  if (const json* dt = field(e, "input_dtypes"); dt && dt->is_array() && !dt->empty() && (*dt)[0].is_string()) {
+    std::string name = scenario_dtype((*dt)[0].get<std::string>());
+    auto it = std::find(kDtypes.begin(), kDtypes.end(), name);
+    out.dtype = static_cast<uint8_t>(it == kDtypes.end() ? 0 : it - kDtypes.begin());
+  }
+  return out;
+}
+
+// Reads one dump into its slim form; the tree is freed when this returns.
+ParsedDump parse_one(const std::string& file, const std::string& bytes, ConfigCache& cache) {
+  ParsedDump d;
+  d.file = file;
+  std::map<std::string, uint16_t> names, pgs;
+  size_t streamed = 0;
+  json root = parse_dump(file, bytes, [&](const json& e) {
+    d.has_entries_list = true;
+    d.entries.push_back(read_slim(file, e, "entries[" + std::to_string(streamed++) + "]", d, names, pgs));
+  });
+  if (!root.is_object()) bad(file, "expected a dict at the top of the dump");
+  std::tie(d.major, d.minor) = parse_version(file, root);
+  d.configs = cache.intern(file, field(root, "pg_config"));
+  d.by_fields = rank_from_fields(file, root, *d.configs, d);
+  d.by_name = rank_from_file_name(file);
+  if (const json* entries = field(root, "entries")) {
+    if (!entries->is_array()) bad(file, "entries: expected a list");
+    d.has_entries_list = true;
+    d.entries.reserve(entries->size());
+    size_t index = 0;
+    for (const auto& e : *entries)
+      d.entries.push_back(read_slim(file, e, "entries[" + std::to_string(index++) + "]", d, names, pgs));
+  }
+  // pg_status: {pg: {last_enqueued_collective, last_started_collective, last_completed_collective}}.
+  if (const json* status = field(root, "pg_status"); status && status->is_object()) {
+    for (const auto& [pg, st] : status->items()) {
+      if (!st.is_object() || !field(st, "last_completed_collective")) continue;
+      try {
+        d.completed.emplace_back(pg, want_int(file, st, "last_completed_collective", "pg_status[\"" + pg + "\"]"));
+      } catch (const TraceInputError&) {
+        continue;  // a status we cannot read is no evidence
+      }
+    }
+  }
+  return d;
+}
+
+// Reads the files on `threads` workers (0: one per core, at most one per file). Errors are those of the
+// first file, in the order given, that has one.
+std::vector<ParsedDump> parse_all(const std::vector<std::string>& files, const std::vector<const std::string*>& buffers,
+                                  unsigned threads, ConfigCache& cache) {
+  std::vector<ParsedDump> out(files.size());
+  std::vector<std::exception_ptr> errors(files.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) {
+      try {
+        out[i] = buffers.empty() ? parse_one(files[i], read_trace_file(files[i]), cache)
+                                 : parse_one(files[i], *buffers[i], cache);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, files.size()));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return out;
+}
+
 struct Entry {
   int64_t record_id = 0;
   std::string comm;
@@ -349,10 +646,12 @@ struct Entry {
 
 class Builder {
  public:
-  Trace build(std::vector<Dump>& dumps) {
+  explicit Builder(bool full_history) : full_history_(full_history) {}
+
+  Trace build(std::vector<ParsedDump>& dumps, const ConfigCache& cache) {
     trace_.format = "flight-recorder";
     assign_ranks(dumps);
-    for (auto& d : dumps) read_config(d);
+    read_configs(dumps, cache);
     for (auto& d : dumps) read_entries(d);
     for (const auto& [who, count] : non_member_)
       trace_.findings.push_back("rank " + std::to_string(who.first) + " calls on pg " + who.second + " (" +
@@ -361,72 +660,24 @@ class Builder {
                                 "dump is not this rank's");
     report_stuck(dumps);
     align_dropped();
+    if (!full_history_) trim();
     finish();
     return std::move(trace_);
   }
 
  private:
-  // A dump's rank from its own fields: a top-level `rank`; else the sender of its sends / the receiver
-  // of its recvs (group rank -> global rank by its pg_config); else the one rank all its process groups
-  // share. nullopt when the fields do not say.
-  static std::optional<int> rank_from_fields(const Dump& d) {
-    if (const json* r = field(d.root, "rank")) {
-      int64_t v = want_int(d.file, d.root, "rank", "rank");
-      if (v < 0 || v >= kMaxWorld) bad(d.file, "rank: " + std::to_string(v) + " is out of range");
-      (void)r;
-      return static_cast<int>(v);
-    }
-    auto configs = parse_pg_config(d);
-    if (const json* entries = field(d.root, "entries"); entries && entries->is_array()) {
-      for (const auto& e : *entries) {
-        const json* name = field(e, "profiling_name");
-        const json* pg = field(e, "process_group");
-        if (!name || !name->is_string() || !pg || !pg->is_array() || pg->empty() || !(*pg)[0].is_string()) continue;
-        auto cfg = configs.find((*pg)[0].get<std::string>());
-        if (cfg == configs.end()) continue;
-        OpInfo op;
-        try {
-          op = classify(d.file, name->get<std::string>(), "entries");
-        } catch (const TraceInputError&) {
-          continue;  // read_entry reports it
-        }
-        std::optional<int> self = op.kind == CallKind::Send   ? op.p2p_group_src
-                                  : op.kind == CallKind::Recv ? op.p2p_group_dst
-                                                              : std::nullopt;
-        if (self && *self >= 0 && static_cast<size_t>(*self) < cfg->second.ranks.size())
-          return cfg->second.ranks[static_cast<size_t>(*self)];
-      }
-    }
-    std::optional<std::set<int>> common;
-    for (const auto& [name, pg] : configs) {
-      std::set<int> ranks(pg.ranks.begin(), pg.ranks.end());
-      if (!common) {
-        common = ranks;
-        continue;
-      }
-      std::set<int> both;
-      std::set_intersection(common->begin(), common->end(), ranks.begin(), ranks.end(),
-                            std::inserter(both, both.begin()));
-      common = both;
-    }
-    if (common && common->size() == 1) return *common->begin();
-    return std::nullopt;
-  }
-
   // Ranks from the dumps' own fields first, then the file names' trailing numbers; never renumbered:
   // two dumps of one rank, or a dump whose rank nothing says (with other dumps beside it), is an error.
-  void assign_ranks(std::vector<Dump>& dumps) {
-    std::map<int, const Dump*> seen;
+  void assign_ranks(std::vector<ParsedDump>& dumps) {
+    std::map<int, const ParsedDump*> seen;
     for (auto& d : dumps) {
-      std::optional<int> by_fields = rank_from_fields(d);
-      std::optional<int> by_name = rank_from_file_name(d.file);
-      if (by_fields) {
-        d.rank = *by_fields;
-        if (by_name && *by_name != *by_fields)
-          trace_.notes.push_back(d.file + ": its fields say rank " + std::to_string(*by_fields) + ", its file name " +
-                                 std::to_string(*by_name) + "; rank " + std::to_string(*by_fields) + " is used");
-      } else if (by_name) {
-        d.rank = *by_name;
+      if (d.by_fields) {
+        d.rank = *d.by_fields;
+        if (d.by_name && *d.by_name != *d.by_fields)
+          trace_.notes.push_back(d.file + ": its fields say rank " + std::to_string(*d.by_fields) + ", its file name " +
+                                 std::to_string(*d.by_name) + "; rank " + std::to_string(*d.by_fields) + " is used");
+      } else if (d.by_name) {
+        d.rank = *d.by_name;
       } else if (dumps.size() == 1) {
         d.rank = 0;
         trace_.notes.push_back(d.file + ": neither its fields nor its file name say its rank; read as rank 0");
@@ -442,133 +693,154 @@ class Builder {
     }
   }
 
-  void read_config(const Dump& d) {
-    auto [major, minor] = parse_version(d.file, d.root);
-    if (minor < kOldestMinor || minor > kNewestMinor)
-      note_once("version " + std::to_string(major) + "." + std::to_string(minor) +
-                " is outside the versions this reader knows (2.2 to 2.10); read as the nearest");
-    for (auto& [name, pg] : parse_pg_config(d)) {
-      configs_[d.rank][name] = pg;
-      std::string id = comm_id(pg);
-      if (!comm_index_.count(id)) {
+  void read_configs(const std::vector<ParsedDump>& dumps, const ConfigCache& cache) {
+    for (const auto& d : dumps) {
+      if (d.minor < kOldestMinor || d.minor > kNewestMinor)
+        note_once("version " + std::to_string(d.major) + "." + std::to_string(d.minor) +
+                  " is outside the versions this reader knows (2.2 to 2.10); read as the nearest");
+      configs_[d.rank] = d.configs;
+      world_ = std::max(world_, d.rank + 1);
+    }
+    // Communicators in the order the dumps first list them.
+    std::set<const ConfigSet*> done;
+    for (const auto& d : dumps) {
+      const ConfigSet* set = d.configs;
+      if (!done.insert(set).second) continue;
+      for (const auto& [name, pg] : set->by_name) {
+        if (comm_index_.count(pg->id)) continue;
         Communicator c;
-        c.id = id;
-        c.label = comm_label(pg);
-        c.size = static_cast<int>(pg.ranks.size());
-        for (size_t i = 0; i < pg.ranks.size(); ++i) c.members[pg.ranks[i]] = static_cast<int>(i);
+        c.id = pg->id;
+        c.label = comm_label(*pg);
+        c.size = static_cast<int>(pg->ranks.size());
+        for (size_t i = 0; i < pg->ranks.size(); ++i) c.members[pg->ranks[i]] = static_cast<int>(i);
         c.origin = CommOrigin::Preexisting;
-        comm_index_[id] = trace_.comms.size();
+        comm_index_[pg->id] = trace_.comms.size();
         trace_.comms.push_back(std::move(c));
+        for (int r : pg->ranks) world_ = std::max(world_, r + 1);
       }
-      for (int r : pg.ranks) world_ = std::max(world_, r + 1);
     }
-    world_ = std::max(world_, d.rank + 1);
-    if (world_ > kMaxWorld) bad(d.file, "more than " + std::to_string(kMaxWorld) + " ranks");
-  }
-
-  void read_entries(const Dump& d) {
-    RankTrace& rt = trace_.ranks[d.rank];
-    rt.rank = d.rank;
-    rt.source = d.file;
-    const json* entries = field(d.root, "entries");
-    std::vector<Entry> list;
-    if (entries) {
-      if (!entries->is_array()) bad(d.file, "entries: expected a list");
-      size_t index = 0;
-      for (const auto& e : *entries) list.push_back(read_entry(d, e, "entries[" + std::to_string(index++) + "]"));
-    }
-    std::sort(list.begin(), list.end(), [](const Entry& a, const Entry& b) { return a.record_id < b.record_id; });
-    for (size_t i = 1; i < list.size(); ++i)
-      if (list[i].record_id == list[i - 1].record_id)
-        bad(d.file, "record_id " + std::to_string(list[i].record_id) + " appears twice");
-    if (!list.empty() && list.front().record_id > 0) {
-      dropped_[d.rank] = list.front().record_id;
-      rt.notes.push_back("the ring buffer dropped the " + std::to_string(list.front().record_id) +
-                         " oldest entries (record_id 0.." + std::to_string(list.front().record_id - 1) + ")");
-    }
-    if (list.empty()) rt.notes.push_back("the dump holds no entries");
-    entries_[d.rank] = std::move(list);
-  }
-
-  Entry read_entry(const Dump& d, const json& e, const std::string& path) {
-    if (!e.is_object()) bad(d.file, path + ": expected a dict");
-    Entry out;
-    out.record_id = want_int(d.file, e, "record_id", path);
-    if (out.record_id < 0) bad(d.file, path + ".record_id: expected a non-negative integer");
-    std::string profiling = want_string(d.file, e, "profiling_name", path);
-    const json* pg = field(e, "process_group");
-    if (!pg || !pg->is_array() || pg->size() != 2 || !(*pg)[0].is_string() || !(*pg)[1].is_string())
-      bad(d.file, path + ".process_group: expected (name, desc)");
-    std::string pg_name = (*pg)[0].get<std::string>();
-    const PgConfig* cfg = find_config(d.rank, pg_name);
-    if (!cfg) bad(d.file, path + ".process_group: '" + pg_name + "' is not in pg_config");
-    out.comm = comm_id(*cfg);
-    if (std::find(cfg->ranks.begin(), cfg->ranks.end(), d.rank) == cfg->ranks.end()) ++non_member_[{d.rank, pg_name}];
-    out.op = classify(d.file, profiling, path);
-    out.collective_seq =
-        opt_int(d.file, e, "collective_seq_id", path).value_or(opt_int(d.file, e, "seq_id", path).value_or(-1));
-    out.p2p_seq = opt_int(d.file, e, "p2p_seq_id", path).value_or(-1);
-
-    Call& c = out.call;
-    c.kind = out.op.kind;
-    c.comm = out.comm;
-    c.seq = out.record_id;
-    c.buffer = "tensor";
-    c.stream = "pg_" + cfg->name;
-    c.origin = "record_id " + std::to_string(out.record_id) + ", " + profiling;
-    if (out.collective_seq >= 0 && c.kind != CallKind::Send && c.kind != CallKind::Recv)
-      c.origin += " #" + std::to_string(out.collective_seq);
-    c.detail = profiling;
-    if (const json* t = field(e, "time_created_ns"); t && t->is_number_unsigned()) c.time_ns = t->get<uint64_t>();
-    std::string state = field(e, "state") ? want_string(d.file, e, "state", path) : "completed";
-    if (state == "completed") {
-      c.state = CallState::Completed;
-    } else if (state == "started") {
-      c.state = CallState::Started;
-    } else if (state == "scheduled") {
-      c.state = CallState::Scheduled;
-    } else {
-      bad(d.file, path + ".state \"" + state + "\": expected scheduled, started or completed");
-    }
-    if (const json* sizes = field(e, "input_sizes"); sizes && !out.op.varying_count)
-      c.count = numel(d.file, *sizes, path + ".input_sizes");
-    if (const json* dt = field(e, "input_dtypes"); dt && dt->is_array() && !dt->empty() && (*dt)[0].is_string())
-      c.dtype = scenario_dtype((*dt)[0].get<std::string>());
-    if (out.op.p2p_group_src) {
-      int peer_group = c.kind == CallKind::Send ? *out.op.p2p_group_dst : *out.op.p2p_group_src;
-      int self_group = c.kind == CallKind::Send ? *out.op.p2p_group_src : *out.op.p2p_group_dst;
-      auto n = static_cast<int>(cfg->ranks.size());
-      if (peer_group >= n || self_group >= n)
-        bad(d.file, path + ".profiling_name \"" + profiling + "\": a group rank is outside " + comm_label(*cfg));
-      c.peer = cfg->ranks[static_cast<size_t>(peer_group)];
-    }
-    return out;
+    (void)cache;
+    if (world_ > kMaxWorld) bad(dumps.front().file, "more than " + std::to_string(kMaxWorld) + " ranks");
   }
 
   const PgConfig* find_config(int rank, const std::string& name) const {
     if (auto it = configs_.find(rank); it != configs_.end())
-      if (auto jt = it->second.find(name); jt != it->second.end()) return &jt->second;
+      if (auto jt = it->second->by_name.find(name); jt != it->second->by_name.end()) return jt->second;
     // Another rank's dump may name the group (this one lost it): use it if this rank is a member.
-    for (const auto& [r, cfgs] : configs_)
-      if (auto jt = cfgs.find(name); jt != cfgs.end())
-        if (std::find(jt->second.ranks.begin(), jt->second.ranks.end(), rank) != jt->second.ranks.end())
-          return &jt->second;
+    std::set<const ConfigSet*> tried;
+    for (const auto& [r, cfgs] : configs_) {
+      if (!tried.insert(cfgs).second) continue;
+      if (auto jt = cfgs->by_name.find(name); jt != cfgs->by_name.end())
+        if (std::find(jt->second->ranks.begin(), jt->second->ranks.end(), rank) != jt->second->ranks.end())
+          return jt->second;
+    }
     return nullptr;
+  }
+
+  // One rank's entries: process groups resolved, in record_id order.
+  struct RankEntries {
+    const ParsedDump* dump = nullptr;
+    std::vector<Slim> list;
+    std::vector<const PgConfig*> pg;  // by Slim::pg
+    std::vector<bool> dropped;        // by position in `list`, after trim()
+  };
+
+  void read_entries(ParsedDump& d) {
+    RankTrace& rt = trace_.ranks[d.rank];
+    rt.rank = d.rank;
+    rt.source = d.file;
+    RankEntries& re = entries_[d.rank];
+    re.dump = &d;
+    re.pg.resize(d.pg_names.size());
+    for (size_t i = 0; i < d.pg_names.size(); ++i) re.pg[i] = find_config(d.rank, d.pg_names[i]);
+    re.list = std::move(d.entries);
+    for (size_t i = 0; i < re.list.size(); ++i) {
+      const Slim& e = re.list[i];
+      const PgConfig* cfg = re.pg[e.pg];
+      if (!cfg)
+        bad(d.file, "entries[" + std::to_string(i) + "].process_group: '" + d.pg_names[e.pg] + "' is not in pg_config");
+      if (!std::binary_search(member_sorted(cfg).begin(), member_sorted(cfg).end(), d.rank))
+        ++non_member_[{d.rank, cfg->name}];
+      if (e.p2p_src >= 0) {
+        auto n = static_cast<int>(cfg->ranks.size());
+        if (e.p2p_src >= n || e.p2p_dst >= n)
+          bad(d.file, "entries[" + std::to_string(i) + "].profiling_name \"" + d.profiling[e.name] +
+                          "\": a group rank is outside " + comm_label(*cfg));
+      }
+    }
+    std::sort(re.list.begin(), re.list.end(), [](const Slim& a, const Slim& b) { return a.record_id < b.record_id; });
+    for (size_t i = 1; i < re.list.size(); ++i)
+      if (re.list[i].record_id == re.list[i - 1].record_id)
+        bad(d.file, "record_id " + std::to_string(re.list[i].record_id) + " appears twice");
+    if (!re.list.empty() && re.list.front().record_id > 0) {
+      dropped_[d.rank] = re.list.front().record_id;
+      rt.notes.push_back("the ring buffer dropped the " + std::to_string(re.list.front().record_id) +
+                         " oldest entries (record_id 0.." + std::to_string(re.list.front().record_id - 1) + ")");
+    }
+    if (re.list.empty()) rt.notes.push_back("the dump holds no entries");
+  }
+
+  const std::vector<int>& member_sorted(const PgConfig* cfg) {
+    auto [it, fresh] = sorted_members_.try_emplace(cfg);
+    if (fresh) {
+      it->second = cfg->ranks;
+      std::sort(it->second.begin(), it->second.end());
+    }
+    return it->second;
+  }
+
+  const PgConfig& pg_of(const RankEntries& re, const Slim& e) const { return *re.pg[e.pg]; }
+
+  bool is_p2p(const Slim& e) const { return e.kind == CallKind::Send || e.kind == CallKind::Recv; }
+
+  // "record_id 12, nccl:all_reduce #3"
+  std::string origin_of(const RankEntries& re, const Slim& e) const {
+    std::string o = "record_id " + std::to_string(e.record_id) + ", " + re.dump->profiling[e.name];
+    if (e.collective_seq >= 0 && !is_p2p(e)) o += " #" + std::to_string(e.collective_seq);
+    return o;
+  }
+
+  Entry make_entry(const RankEntries& re, const Slim& s) const {
+    const PgConfig& cfg = pg_of(re, s);
+    Entry out;
+    out.record_id = s.record_id;
+    out.comm = cfg.id;
+    out.collective_seq = s.collective_seq;
+    out.p2p_seq = s.p2p_seq;
+    out.op.kind = s.kind;
+    out.op.coalesced_marker = s.coalesced_marker;
+    out.op.closes_batch = s.closes_batch;
+    Call& c = out.call;
+    c.kind = s.kind;
+    c.state = s.state;
+    c.comm = cfg.id;
+    c.seq = s.record_id;
+    c.buffer = "tensor";
+    c.stream = "pg_" + cfg.name;
+    c.origin = origin_of(re, s);
+    c.detail = re.dump->profiling[s.name];
+    c.time_ns = s.time_ns;
+    if (s.has_count) c.count = s.count;
+    c.dtype = kDtypes[s.dtype];
+    if (s.p2p_src >= 0) {
+      int peer_group = c.kind == CallKind::Send ? s.p2p_dst : s.p2p_src;
+      c.peer = cfg.ranks[static_cast<size_t>(peer_group)];
+    }
+    return out;
   }
 
   // Evidence that a rank is stuck or faulted rather than merely behind: far more entries that never
   // completed than the other ranks (the GPU stopped finishing work), and a group status whose last
   // completed collective lags its peers' by more than one.
-  void report_stuck(const std::vector<Dump>& dumps) {
+  void report_stuck(const std::vector<ParsedDump>& dumps) {
     std::map<int, size_t> open;
     std::map<int, std::string> oldest_open;
-    for (const auto& [rank, list] : entries_) {
+    for (const auto& [rank, re] : entries_) {
       size_t n = 0;
-      for (const auto& e : list) {
-        if (e.call.state == CallState::Completed) continue;
+      for (const auto& e : re.list) {
+        if (e.state == CallState::Completed) continue;
         if (n++ == 0)
-          oldest_open[rank] =
-              e.call.origin + " (" + (e.call.state == CallState::Started ? "started" : "scheduled") + ")";
+          oldest_open[rank] = origin_of(re, e) + " (" + (e.state == CallState::Started ? "started" : "scheduled") + ")";
       }
       open[rank] = n;
     }
@@ -577,11 +849,11 @@ class Builder {
       for (const auto& [rank, n] : open) counts.push_back(n);
       std::sort(counts.begin(), counts.end());
       const size_t median = counts[(counts.size() - 1) / 2];
+      // The range over the other ranks, from the sorted counts (leaving one copy of n out).
       for (const auto& [rank, n] : open) {
         if (n < 10 || n < 2 * median + 5) continue;
-        size_t lo = SIZE_MAX, hi = 0;
-        for (const auto& [other, m] : open)
-          if (other != rank) lo = std::min(lo, m), hi = std::max(hi, m);
+        size_t lo = counts.front() == n ? counts[1] : counts.front();
+        size_t hi = counts.back() == n ? counts[counts.size() - 2] : counts.back();
         trace_.findings.push_back("rank " + std::to_string(rank) + " looks stuck or faulted: " + std::to_string(n) +
                                   " entries never completed, against " +
                                   (lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi)) +
@@ -589,20 +861,9 @@ class Builder {
                                   " (a GPU fault or a kernel that never finished stops every later entry)");
       }
     }
-    // pg_status: {pg: {last_enqueued_collective, last_started_collective, last_completed_collective}}.
     std::map<std::string, std::map<int, int64_t>> completed;
-    for (const auto& d : dumps) {
-      const json* status = field(d.root, "pg_status");
-      if (!status || !status->is_object()) continue;
-      for (const auto& [pg, st] : status->items()) {
-        if (!st.is_object() || !field(st, "last_completed_collective")) continue;
-        try {
-          completed[pg][d.rank] = want_int(d.file, st, "last_completed_collective", "pg_status[\"" + pg + "\"]");
-        } catch (const TraceInputError&) {
-          continue;  // a status we cannot read is no evidence
-        }
-      }
-    }
+    for (const auto& d : dumps)
+      for (const auto& [pg, seq] : d.completed) completed[pg][d.rank] = seq;
     for (const auto& [pg, by_rank] : completed) {
       if (by_rank.size() < 2) continue;
       int64_t best = INT64_MIN;
@@ -625,31 +886,87 @@ class Builder {
     for (const auto& [rank, first] : dropped_) dropped_ranks.push_back(rank);
     std::map<std::string, int64_t> cut;
     for (const auto& [rank, first] : dropped_) {
+      const RankEntries& re = entries_[rank];
       std::map<std::string, int64_t> oldest;
-      for (const auto& e : entries_[rank]) {
-        if (e.collective_seq < 0 || e.call.kind == CallKind::Send || e.call.kind == CallKind::Recv) continue;
-        auto [it, fresh] = oldest.emplace(e.comm, e.collective_seq);
+      for (const auto& e : re.list) {
+        if (e.collective_seq < 0 || is_p2p(e)) continue;
+        auto [it, fresh] = oldest.emplace(pg_of(re, e).id, e.collective_seq);
         if (!fresh) it->second = std::min(it->second, e.collective_seq);
       }
       for (const auto& [comm, seq] : oldest) cut[comm] = std::max(cut[comm], seq);
     }
-    for (const auto& cut_at : cut) {
-      const std::string& comm = cut_at.first;
-      const int64_t seq = cut_at.second;
-      size_t removed = 0;
-      for (auto& [rank, list] : entries_) {
-        auto keep = std::remove_if(list.begin(), list.end(), [&comm, seq](const Entry& e) {
-          return e.comm == comm && e.collective_seq >= 0 && e.collective_seq < seq && e.call.kind != CallKind::Send &&
-                 e.call.kind != CallKind::Recv;
-        });
-        removed += static_cast<size_t>(list.end() - keep);
-        list.erase(keep, list.end());
-      }
-      if (removed > 0)
-        trace_.notes.push_back("the collectives on " + label_of(comm) + " before #" + std::to_string(seq) +
-                               " are left out on every rank (" + std::to_string(removed) + " entries): the ring " +
-                               "buffer of " + rank_phrase(dropped_ranks) + " no longer holds them");
+    std::map<std::string, size_t> removed;
+    for (auto& [rank, re] : entries_) {
+      auto keep = std::remove_if(re.list.begin(), re.list.end(), [&](const Slim& e) {
+        if (e.collective_seq < 0 || is_p2p(e)) return false;
+        auto it = cut.find(pg_of(re, e).id);
+        if (it == cut.end() || e.collective_seq >= it->second) return false;
+        ++removed[it->first];
+        return true;
+      });
+      re.list.erase(keep, re.list.end());
     }
+    for (const auto& [comm, seq] : cut)
+      if (removed[comm] > 0)
+        trace_.notes.push_back("the collectives on " + label_of(comm) + " before #" + std::to_string(seq) +
+                               " are left out on every rank (" + std::to_string(removed[comm]) +
+                               " entries): the ring buffer of " + rank_phrase(dropped_ranks) + " no longer holds them");
+  }
+
+  // Keep what the hang needs (trim_history.h): plans on the entries, before any Call is built.
+  void trim() {
+    TrimInput in;
+    in.members.resize(trace_.comms.size());
+    in.untrimmable.assign(trace_.comms.size(), false);
+    std::vector<RankEntries*> rows;
+    std::map<int, uint32_t> row_of;
+    for (auto& [rank, re] : entries_) {
+      row_of[rank] = static_cast<uint32_t>(rows.size());
+      rows.push_back(&re);
+      std::vector<TrimItem> items(re.list.size());
+      for (size_t i = 0; i < re.list.size(); ++i) {
+        const Slim& e = re.list[i];
+        TrimItem& it = items[i];
+        it.kind = static_cast<uint32_t>(e.kind);
+        it.completed = e.state == CallState::Completed;
+        if (e.coalesced_marker || e.closes_batch) {
+          // A batch's entries (those just before it with its sequence numbers) are one launch.
+          for (size_t k = i; k-- > 0;) {
+            const Slim& p = re.list[k];
+            if (p.coalesced_marker || p.closes_batch || re.pg[p.pg] != re.pg[e.pg] ||
+                p.collective_seq != e.collective_seq || p.p2p_seq != e.p2p_seq)
+              break;
+            items[k].in_group = true;
+          }
+          continue;
+        }
+        auto op = op_kind_of(e.kind);
+        if (op && (model::is_collective(*op) || model::op_form(*op) == model::OpForm::Barrier) &&
+            e.collective_seq >= 0) {
+          it.collective = true;
+          it.comm = static_cast<uint32_t>(comm_index_.at(pg_of(re, e).id));
+          // Matched by the group's own sequence number, and the size.
+          it.shape = static_cast<uint64_t>(e.collective_seq) * 0x9e3779b97f4a7c15ull ^ (e.has_count ? e.count : 0);
+        }
+      }
+      in.ranks.push_back(std::move(items));
+    }
+    for (size_t c = 0; c < trace_.comms.size(); ++c)
+      for (const auto& [g, local] : trace_.comms[c].members) {
+        auto row = row_of.find(g);
+        if (row == row_of.end()) {
+          in.untrimmable[c] = true;
+        } else {
+          in.members[c].push_back(row->second);
+        }
+      }
+    TrimPlan plan = plan_trim(in);
+    for (size_t r = 0; r < rows.size(); ++r) rows[r]->dropped = std::move(plan.dropped[r]);
+    std::vector<std::string> labels;
+    for (const auto& c : trace_.comms) labels.push_back(c.label);
+    for (size_t c = 0; c < trace_.comms.size(); ++c) trace_.comms[c].dropped_collectives = plan.cut[c];
+    std::string line = trim_summary(labels, plan, rows.size());
+    if (!line.empty()) trace_.dropped.push_back(line);
   }
 
   std::string label_of(const std::string& id) const {
@@ -663,14 +980,19 @@ class Builder {
     for (int r = 0; r < trace_.world_size; ++r) {
       RankTrace& rt = trace_.ranks[r];
       rt.rank = r;
-      if (!entries_.count(r)) {
+      auto found = entries_.find(r);
+      if (found == entries_.end()) {
         rt.present = false;
         missing.push_back(r);
         continue;
       }
+      RankEntries& re = found->second;
+      std::vector<Entry> list;
+      for (size_t i = 0; i < re.list.size(); ++i)
+        if (re.dropped.empty() || !re.dropped[i]) list.push_back(make_entry(re, re.list[i]));
+      std::vector<Slim>().swap(re.list);
       ThreadTrace t;
       t.name = "main";
-      const auto& list = entries_[r];
       for (size_t i = 0; i < list.size(); ++i) {
         const Entry& e = list[i];
         if ((e.op.coalesced_marker || e.op.closes_batch) && wrap_coalesced(list, i, t.calls)) continue;
@@ -689,7 +1011,6 @@ class Builder {
                              (missing.size() == 1 ? " has" : " have") +
                              " no Flight Recorder dump: an empty program here");
   }
-
   // "nccl:coalesced" closes a coalescing group: the entries just before it on the same group with the
   // same sequence numbers were issued together, as one ncclGroupStart/End.
   // Returns false (and adds nothing) when no entry of the batch comes before the marker.
@@ -724,36 +1045,30 @@ class Builder {
     return std::string(ranks.size() == 1 ? "rank " : "ranks ") + rank_list(ranks);
   }
 
+  bool full_history_ = true;
   Trace trace_;
   int world_ = 0;
   std::map<std::pair<int, std::string>, size_t> non_member_;  // (rank, pg name) -> calls
-  std::map<int, std::map<std::string, PgConfig>> configs_;
+  std::map<int, const ConfigSet*> configs_;
   std::map<std::string, size_t> comm_index_;
-  std::map<int, std::vector<Entry>> entries_;
+  std::map<int, RankEntries> entries_;
   std::map<int, int64_t> dropped_;
+  std::map<const PgConfig*, std::vector<int>> sorted_members_;
 };
 
 }  // namespace
 
-Trace read_flight_recorder(const std::vector<std::string>& files) {
+Trace read_flight_recorder(const std::vector<std::string>& files, bool full_history, unsigned threads) {
   if (files.empty()) throw TraceInputError("", 0, 0, 0, "no Flight Recorder dump given");
-  std::vector<Dump> dumps;
-  for (const auto& f : files) {
-    Dump d;
-    d.file = f;
-    d.root = parse_dump(f, read_trace_file(f));
-    if (!d.root.is_object()) bad(f, "expected a dict at the top of the dump");
-    dumps.push_back(std::move(d));
-  }
-  return Builder().build(dumps);
+  ConfigCache cache;
+  std::vector<ParsedDump> dumps = parse_all(files, {}, threads, cache);
+  return Builder(full_history).build(dumps, cache);
 }
 
-Trace read_flight_recorder_buffer(const std::string& name, const std::string& bytes) {
-  std::vector<Dump> dumps(1);
-  dumps[0].file = name;
-  dumps[0].root = parse_dump(name, bytes);
-  if (!dumps[0].root.is_object()) bad(name, "expected a dict at the top of the dump");
-  return Builder().build(dumps);
+Trace read_flight_recorder_buffer(const std::string& name, const std::string& bytes, bool full_history) {
+  ConfigCache cache;
+  std::vector<ParsedDump> dumps = parse_all({name}, {&bytes}, 1, cache);
+  return Builder(full_history).build(dumps, cache);
 }
 
 }  // namespace collmc::traces

@@ -100,10 +100,19 @@ class Opener {
                                       " host threads are already concurrent in the scenario (one thread block each)");
       for (auto& t : rt.threads) open_thread(r, t, result);
     }
+    // Say when the comms kind did nothing because the source names no buffers, rather than open nothing
+    // silently (issue 24).
+    if (unnamed_pairs_ > 0)
+      result.notes.push_back(std::to_string(unnamed_pairs_) + " pair" + (unnamed_pairs_ == 1 ? "" : "s") +
+                             " of data calls on different comms kept their order: " +
+                             (trace_.mpi ? "the MPI recorder names no buffers" : "the trace names no buffer for them") +
+                             ", so either may write what the other reads");
     return result;
   }
 
  private:
+  size_t unnamed_pairs_ = 0;  // data-call pairs on different comms kept only for want of buffer names
+
   std::string comm_name(const std::string& id) const {
     auto it = names_.find(id);
     return it != names_.end() ? it->second : id;
@@ -174,6 +183,16 @@ class Opener {
       run[k] = id;
     }
     const bool by_comms = options_.kinds.count(OpenKind::Comms) > 0;
+    if (by_comms) {
+      // Pairs of data calls on different comms between the same boundaries that only an unnamed buffer keeps.
+      for (size_t i = 0; i < n; ++i) {
+        if (roles[i] != Role::Data) continue;
+        for (size_t j = i + 1; j < n && roles[j] != Role::Boundary; ++j)
+          if (roles[j] == Role::Data && calls[i].comm != calls[j].comm &&
+              (calls[i].buffer.empty() || calls[j].buffer.empty()))
+            ++unnamed_pairs_;
+      }
+    }
     size_t k = 0;
     while (k < n) {
       if (roles[k] == Role::Boundary) {

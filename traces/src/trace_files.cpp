@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "collmc/traces/import.h"
@@ -84,7 +85,120 @@ TraceFormat detect_trace_format(const std::string& file) {
                         "(NCCL_DEBUG=INFO) or a collmc recorder trace (JSON lines)");
 }
 
-Trace import_traces(const std::vector<std::string>& paths, TraceFormat format) {
+namespace {
+
+// The run's outcome from an outcome file beside the traces (the directory named, or the one above it):
+// "rank N: killed at the time limit (124): hung", "rank N: exited 0", "rank N: killed by signal 9".
+void outcome_from_file(const std::vector<std::string>& paths, Trace& trace) {
+  namespace fs = std::filesystem;
+  std::set<fs::path> dirs;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    fs::path path = fs::absolute(p, ec);
+    fs::path dir = fs::is_directory(path, ec) ? path : path.parent_path();
+    dirs.insert(dir);
+    dirs.insert(dir.parent_path());
+  }
+  for (const auto& dir : dirs) {
+    std::ifstream in(dir / "outcome.txt");
+    if (!in) continue;
+    bool hung = false, killed = false, all_exited = true;
+    std::string evidence;
+    size_t ranks = 0;
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("rank ", 0) != 0) continue;
+      ++ranks;
+      const bool line_hung = line.ends_with(": hung");
+      const bool line_killed = line.find("killed") != std::string::npos;
+      hung = hung || line_hung;
+      killed = killed || line_killed;
+      all_exited = all_exited && line.find(": exited 0") != std::string::npos;
+      if ((line_hung || line_killed) && evidence.empty()) evidence = line;
+    }
+    if (ranks == 0) continue;
+    const std::string file = (dir / "outcome.txt").string();
+    if (hung) {
+      trace.outcome = RunOutcome::Hung;
+      trace.outcome_evidence = file + ": " + evidence;
+    } else if (killed) {
+      trace.outcome = RunOutcome::Killed;
+      trace.outcome_evidence = file + ": " + evidence;
+    } else if (all_exited && trace.outcome == RunOutcome::Unknown) {
+      trace.outcome = RunOutcome::Completed;
+      trace.outcome_evidence = file + ": every rank exited 0";
+    }
+    return;
+  }
+}
+
+// What the calls' own states say: a call entered and never returned (recorder), an entry started or
+// scheduled and never completed (Flight Recorder), is where a process sat when the traces end.
+void outcome_from_calls(Trace& trace) {
+  std::vector<int> open;
+  for (const auto& [r, rt] : trace.ranks) {
+    bool any = false;
+    for (const auto& t : rt.threads)
+      for (const auto& c : t.calls) any = any || c.state != CallState::Completed;
+    if (any) open.push_back(r);
+  }
+  if (open.empty()) return;
+  trace.outcome = RunOutcome::Hung;
+  std::string who = open.size() == 1 ? "rank " + std::to_string(open.front()) : std::to_string(open.size()) + " ranks";
+  trace.outcome_evidence =
+      who + (trace.format == "flight-recorder" ? " held entries started or scheduled and never completed when dumped"
+                                               : " sat in a call entered and never returned when the trace ends");
+}
+
+// What a source cannot see, with the command that would.
+std::vector<std::string> blind_spots(const Trace& trace) {
+  if (trace.format == "flight-recorder")
+    return {
+        "Flight Recorder dumps hold the collectives and sends/recvs of torch process groups only: no "
+        "ncclCommWindowRegister, no communicator creation, no allocation or host sync, and nothing after the "
+        "dump was taken; a hang inside a registration or comm creation cannot be seen here: use collmc record"};
+  if (trace.format == "nccl-log")
+    return {
+        "NCCL INFO logs carry no ncclCommWindowRegister, no allocation and no stream sync, and a logged call "
+        "is one that was made, not one that finished; a hang inside a registration cannot be seen here: use "
+        "collmc record"};
+  if (trace.format == "mpi-recorder")
+    return {
+        "the MPI recorder records no buffer addresses: every call uses one buffer `buf` in the scenario, so "
+        "--open-orders keeps the order of any two data calls (they may share a buffer)"};
+  return {};
+}
+
+}  // namespace
+
+std::string outcome_line(const Trace& trace) {
+  switch (trace.outcome) {
+    case RunOutcome::Unknown:
+      return "";
+    case RunOutcome::Completed:
+      return "the recorded run completed (" + trace.outcome_evidence + ")";
+    case RunOutcome::Hung:
+      return "the recorded run hung (" + trace.outcome_evidence + ")";
+    case RunOutcome::Killed:
+      return "the recorded run was killed (" + trace.outcome_evidence + ")";
+  }
+  return "";
+}
+
+const char* run_outcome_name(RunOutcome outcome) {
+  switch (outcome) {
+    case RunOutcome::Unknown:
+      return "unknown";
+    case RunOutcome::Completed:
+      return "completed";
+    case RunOutcome::Hung:
+      return "hung";
+    case RunOutcome::Killed:
+      return "killed";
+  }
+  return "unknown";
+}
+
+Trace import_traces(const std::vector<std::string>& paths, TraceFormat format, const ImportOptions& options) {
   namespace fs = std::filesystem;
   // Files named on the command line must be traces; files found in a directory that are not (a job's
   // own log, a fault-injection record, a README) are skipped, one finding per file.
@@ -154,17 +268,22 @@ Trace import_traces(const std::vector<std::string>& paths, TraceFormat format) {
   switch (format) {
     case TraceFormat::Recorder:
       trace = read_recorder_traces(files);
+      if (!options.full_history) trim_history(trace, true);
       break;
     case TraceFormat::FlightRecorder:
-      trace = read_flight_recorder(files);
+      trace = read_flight_recorder(files, options.full_history, options.threads);  // trims as it reads
       break;
     case TraceFormat::NcclLog:
       trace = read_nccl_logs(files);
+      if (!options.full_history) trim_history(trace, false);
       break;
     case TraceFormat::Auto:
       throw TraceInputError(files.front(), 0, 0, 0, "no reader for this format");
   }
   trace.findings.insert(trace.findings.begin(), skipped.begin(), skipped.end());
+  outcome_from_calls(trace);
+  outcome_from_file(paths, trace);
+  trace.cannot_see = blind_spots(trace);
   return trace;
 }
 

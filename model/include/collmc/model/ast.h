@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -94,6 +95,17 @@ struct RankBody {
   std::vector<Stmt> body;
 };
 
+// `observed OUTCOME "SOURCE"` (LANGUAGE_ADDITIONS.md): what the recorded run a scenario was imported from
+// did, and the source that recorded it. `collmc check` does not answer a plain `safe` for a run that hung.
+enum class ObservedOutcome { Completed, Hung, Killed };
+std::optional<ObservedOutcome> observed_outcome_from_name(std::string_view name);
+std::string_view observed_outcome_name(ObservedOutcome outcome);
+struct Observed {
+  ObservedOutcome outcome = ObservedOutcome::Hung;
+  std::string source;  // "NCCL INFO logs", with what they cannot see
+  SourceLoc loc;
+};
+
 struct Scenario {
   std::shared_ptr<const SourceFile> source;
   int ranks = 0;
@@ -101,6 +113,7 @@ struct Scenario {
   std::string name;
   std::optional<Verdict> expect;
   SourceLoc expect_loc;
+  std::optional<Observed> observed;
   Knobs knobs;
   std::optional<SourceLoc> nccl_version_loc;  // where `set nccl_version` was given
   std::vector<CommDecl> comms;

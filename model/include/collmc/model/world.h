@@ -128,6 +128,7 @@ struct World {
   int ranks = 0;
   Knobs knobs;
   std::optional<Verdict> expect;
+  std::optional<Observed> observed;  // the recorded run's outcome, for imported scenarios
   std::vector<CommInstance> comms;
   std::vector<ProcessInstance> processes;  // only processes of two or more ranks
   std::vector<int> rank_process;           // [rank] -> index into processes, or -1 (a process of its own)

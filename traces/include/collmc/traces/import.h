@@ -23,7 +23,17 @@ std::vector<std::string> expand_trace_paths(const std::vector<std::string>& path
 // recorder trace. Throws TraceInputError when it is none of them.
 TraceFormat detect_trace_format(const std::string& file);
 
-// Reads `paths` (files or directories) in `format` (Auto: detected, and every file must agree).
-Trace import_traces(const std::vector<std::string>& paths, TraceFormat format);
+struct ImportOptions {
+  // Keep every call, not only what a hang needs (trim_history, trace.h).
+  bool full_history = false;
+  // Workers that read files in parallel (0: one per core).
+  unsigned threads = 0;
+};
+
+// Reads `paths` (files or directories) in `format` (Auto: detected, and every file must agree), leaves out
+// the history no hang needs (unless options.full_history), and fills in what the source cannot see
+// (Trace::cannot_see) and what the recorded run did (Trace::outcome: from the calls' states, and from an
+// `outcome.txt` beside the traces, as the GPU fixtures keep: lines "rank N: ...: hung" / "exited 0").
+Trace import_traces(const std::vector<std::string>& paths, TraceFormat format, const ImportOptions& options = {});
 
 }  // namespace collmc::traces

@@ -52,6 +52,8 @@ struct Communicator {
   CommOrigin origin = CommOrigin::Preexisting;
   std::string parent;  // split: the parent's id
   std::optional<int64_t> split_color;
+  // Collectives every member completed that the import left out before the first kept one (trim_history).
+  uint64_t dropped_collectives = 0;
 };
 
 // What a call was, in the terms of the scenario language (LANGUAGE.md statements): one kind per row of
@@ -125,6 +127,16 @@ struct RankTrace {
   std::string source;              // the file(s) it came from
 };
 
+// What the recorded run did, as far as its traces say.
+enum class RunOutcome {
+  Unknown,    // the traces do not say
+  Completed,  // every process ended normally / every call finished
+  Hung,       // a process sat in a call that never finished (entries started and never completed, the
+              // recorder's hang stop, fixture outcome evidence)
+  Killed,     // a process was stopped by a signal or a time limit
+};
+const char* run_outcome_name(RunOutcome outcome);  // "unknown", "completed", "hung", "killed"
+
 struct Trace {
   std::string format;  // "recorder", "mpi-recorder", "flight-recorder", "nccl-log"
   bool mpi = false;    // MPI calls: the scenario is written for `set profile = mpi`
@@ -135,7 +147,25 @@ struct Trace {
   // What the reader saw beyond the calls, printed first by summarize(): files skipped, a rank that looks
   // stuck or faulted, a call on a group the rank's own dump says excludes it.
   std::vector<std::string> findings = {};
+  // History left out because it cannot take part in a hang (trim_history), one line each; empty with
+  // --full-history or when nothing was left out.
+  std::vector<std::string> dropped = {};
+  // What this source cannot see, said plainly ("NCCL INFO logs carry no ncclCommWindowRegister ..."), and
+  // the command that would see it.
+  std::vector<std::string> cannot_see = {};
+  RunOutcome outcome = RunOutcome::Unknown;
+  std::string outcome_evidence = {};  // why the outcome is what it is ("rank 3's entry 41 started, never completed")
 };
+
+// Leaves out, per communicator, the collectives every member completed before the earliest one some
+// member did not complete (docs/TRACES.md, "What the import keeps"); appends a line to `dropped` saying
+// what. `completion_seen`: the source tells a finished call from one only made (false for NCCL logs: the
+// last call every member made is then kept). Ranks with several threads, and comms such a rank or a rank
+// without a trace belongs to, are left whole.
+void trim_history(Trace& trace, bool completion_seen);
+
+// The outcome line for the summary and the scenario ("the recorded run hung: ..."), empty when unknown.
+std::string outcome_line(const Trace& trace);
 
 struct EmitOptions {
   std::string name;                               // scenario title; empty: derived from the format
@@ -155,16 +185,20 @@ std::map<std::string, std::string> scenario_comm_names(const Trace& trace);
 
 // Plain findings for the import summary, one line each, e.g.
 // "collective #3 on pg 0 (all_reduce): ranks 0,2 entered, rank 1 never did" and "rank 1 stopped in ...".
-std::vector<std::string> summarize(const Trace& trace);
+// At most about 40 lines at any world size: ranks in the same role and state are one line ("ranks
+// 0..1022 (1023 of 1024) stopped in all_reduce on their tp group ..."); `verbose`: every line.
+std::vector<std::string> summarize(const Trace& trace, bool verbose = false);
 
 // Readers. `files` are the trace files (one per rank/process, or one interleaved file for NCCL logs).
 // Each throws TraceInputError for bad input and never runs code from it.
 Trace read_recorder_traces(const std::vector<std::string>& files);  // part B: traces/src/recorder_reader.cpp
-Trace read_flight_recorder(const std::vector<std::string>& files);
+// Flight Recorder dumps are read in parallel (`threads` workers, 0: one per core) and, unless
+// `full_history`, trimmed before the calls are built, so memory follows what is kept.
+Trace read_flight_recorder(const std::vector<std::string>& files, bool full_history = true, unsigned threads = 0);
 Trace read_nccl_logs(const std::vector<std::string>& files);
 
 // In-memory variants (used by the fuzz targets and tests): `name` stands for the file name in errors.
-Trace read_flight_recorder_buffer(const std::string& name, const std::string& bytes);
+Trace read_flight_recorder_buffer(const std::string& name, const std::string& bytes, bool full_history = true);
 Trace read_nccl_log_buffer(const std::string& name, const std::string& text);
 
 // The scenario language's statement keyword for a call kind ("all_reduce", "register", ...).

@@ -1,0 +1,200 @@
+// plan_trim (trim_history.h) and trim_history (trace.h): leave out the collectives every member of a comm
+// completed before the earliest one some member did not. docs/TRACES.md argues why the check's verdict is
+// the same with and without them.
+#include "trim_history.h"
+
+#include <algorithm>
+#include <map>
+
+#include "collmc/model/operations.h"
+#include "collmc/traces/trace.h"
+#include "rank_list.h"
+
+namespace collmc::traces {
+
+TrimPlan plan_trim(const TrimInput& in) {
+  const size_t ncomms = in.members.size();
+  TrimPlan plan;
+  plan.cut.assign(ncomms, 0);
+  plan.dropped.resize(in.ranks.size());
+  // Per rank, per item: its position among the rank's collectives on its comm.
+  std::vector<std::vector<uint64_t>> position(in.ranks.size());
+  for (size_t r = 0; r < in.ranks.size(); ++r) {
+    std::map<uint32_t, uint64_t> next;
+    position[r].resize(in.ranks[r].size());
+    for (size_t i = 0; i < in.ranks[r].size(); ++i)
+      if (in.ranks[r][i].collective) position[r][i] = next[in.ranks[r][i].comm]++;
+  }
+  // Per comm, per member: its collectives on the comm (item indices), for the agreement test.
+  std::vector<std::map<uint32_t, std::vector<uint32_t>>> on_comm(ncomms);
+  for (size_t r = 0; r < in.ranks.size(); ++r)
+    for (size_t i = 0; i < in.ranks[r].size(); ++i)
+      if (in.ranks[r][i].collective && in.ranks[r][i].comm < ncomms)
+        on_comm[in.ranks[r][i].comm][static_cast<uint32_t>(r)].push_back(static_cast<uint32_t>(i));
+  for (size_t c = 0; c < ncomms; ++c) {
+    if (in.untrimmable[c] || in.members[c].empty()) continue;
+    uint64_t cut = UINT64_MAX;
+    for (uint32_t m : in.members[c]) {
+      const auto it = on_comm[c].find(m);
+      if (it == on_comm[c].end()) {
+        cut = 0;  // a member that made none: nothing of this comm is shown completed by all
+        break;
+      }
+      uint64_t k = 0;
+      while (k < it->second.size() && in.ranks[m][it->second[k]].completed && !in.ranks[m][it->second[k]].in_group) ++k;
+      cut = std::min(cut, k);
+    }
+    if (cut == UINT64_MAX) cut = 0;
+    if (!in.completion_seen && cut > 0) --cut;
+    // Every member must have made the same call at each position left out; a call on the comm by a rank
+    // outside it (the summary reports those) leaves the comm whole.
+    if (on_comm[c].size() != in.members[c].size()) cut = 0;
+    const uint32_t lead = in.members[c].front();
+    for (uint64_t k = 0; k < cut; ++k) {
+      const TrimItem& a = in.ranks[lead][on_comm[c][lead][k]];
+      bool agree = true;
+      for (uint32_t m : in.members[c]) {
+        const TrimItem& b = in.ranks[m][on_comm[c][m][k]];
+        if (b.kind != a.kind || b.shape != a.shape) agree = false;
+      }
+      if (!agree) {
+        cut = k;
+        break;
+      }
+    }
+    plan.cut[c] = cut;
+  }
+  // A rank leaves out only calls before its first call not seen to complete: lower the cuts until that
+  // holds on every rank (each round only lowers them, so this ends).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t r = 0; r < in.ranks.size(); ++r) {
+      bool before_open = true;
+      for (size_t i = 0; i < in.ranks[r].size(); ++i) {
+        const TrimItem& it = in.ranks[r][i];
+        const bool left_out = it.collective && it.comm < ncomms && position[r][i] < plan.cut[it.comm];
+        if (left_out && !before_open) {
+          plan.cut[it.comm] = position[r][i];
+          changed = true;
+        } else if (!left_out && !it.completed) {
+          before_open = false;
+        }
+      }
+    }
+  }
+  for (size_t r = 0; r < in.ranks.size(); ++r) {
+    plan.dropped[r].assign(in.ranks[r].size(), false);
+    for (size_t i = 0; i < in.ranks[r].size(); ++i) {
+      const TrimItem& it = in.ranks[r][i];
+      if (it.collective && it.comm < ncomms && position[r][i] < plan.cut[it.comm]) {
+        plan.dropped[r][i] = true;
+        ++plan.dropped_calls;
+      }
+    }
+  }
+  return plan;
+}
+
+namespace {
+
+bool matched_collective(CallKind kind) {
+  auto op = op_kind_of(kind);
+  return op && (model::is_collective(*op) || model::op_form(*op) == model::OpForm::Barrier);
+}
+
+}  // namespace
+
+std::string trim_summary(const std::vector<std::string>& labels, const TrimPlan& plan, size_t nranks,
+                         bool completion_seen) {
+  size_t comms = 0;
+  uint64_t most = 0;
+  std::string example;
+  for (size_t c = 0; c < plan.cut.size(); ++c) {
+    if (plan.cut[c] == 0) continue;
+    ++comms;
+    if (plan.cut[c] > most) {
+      most = plan.cut[c];
+      example = labels[c];
+    }
+  }
+  if (plan.dropped_calls == 0) return "";
+  return "left out " + std::to_string(plan.dropped_calls) + " calls of " + std::to_string(nranks) + " ranks: on " +
+         std::to_string(comms) + " communicator" + (comms == 1 ? "" : "s") +
+         (completion_seen
+              ? ", the collectives every member completed before the earliest one some member did not (up to "
+              : ", the collectives every member made, but the last, before the earliest one some member "
+                "did not make (up to ") +
+         std::to_string(most) + " on " + example + "); they cannot take part in the hang. --full-history keeps them";
+}
+
+void trim_history(Trace& trace, bool completion_seen) {
+  std::map<std::string, uint32_t> comm_index;
+  TrimInput in;
+  in.completion_seen = completion_seen;
+  std::vector<std::string> labels;
+  for (const auto& c : trace.comms) {
+    comm_index.emplace(c.id, static_cast<uint32_t>(labels.size()));
+    labels.push_back(c.label.empty() ? c.id : c.label);
+  }
+  in.members.resize(labels.size());
+  in.untrimmable.assign(labels.size(), false);
+  std::map<int, uint32_t> row_of;
+  std::vector<RankTrace*> rows;
+  for (auto& [r, rt] : trace.ranks) {
+    size_t threads = 0;
+    for (const auto& t : rt.threads) threads += t.calls.empty() ? 0 : 1;
+    if (!rt.present || threads > 1) continue;
+    row_of[r] = static_cast<uint32_t>(rows.size());
+    rows.push_back(&rt);
+    std::vector<TrimItem> items;
+    for (const auto& t : rt.threads) {
+      int depth = 0;
+      for (const auto& call : t.calls) {
+        TrimItem item;
+        item.kind = static_cast<uint32_t>(call.kind);
+        item.completed = call.state == CallState::Completed;
+        if (call.kind == CallKind::GroupStart) ++depth;
+        item.in_group = depth > 0;
+        if (call.kind == CallKind::GroupEnd && depth > 0) --depth;
+        auto it = comm_index.find(call.comm);
+        if (matched_collective(call.kind) && it != comm_index.end()) {
+          item.collective = true;
+          item.comm = it->second;
+          item.shape = call.count.value_or(0);
+        }
+        items.push_back(item);
+      }
+    }
+    in.ranks.push_back(std::move(items));
+  }
+  for (const auto& c : trace.comms) {
+    const uint32_t ci = comm_index[c.id];
+    for (const auto& [g, local] : c.members) {
+      auto row = row_of.find(g);
+      if (row == row_of.end()) {
+        in.untrimmable[ci] = true;
+      } else {
+        in.members[ci].push_back(row->second);
+      }
+    }
+    // A comm whose members the trace does not all know (a split, an init of unknown size) is left whole.
+    if (c.size > 0 && static_cast<size_t>(c.size) != c.members.size()) in.untrimmable[ci] = true;
+  }
+  TrimPlan plan = plan_trim(in);
+  if (plan.dropped_calls == 0) return;
+  for (size_t row = 0; row < rows.size(); ++row) {
+    size_t i = 0;
+    for (auto& t : rows[row]->threads) {
+      std::vector<Call> kept;
+      kept.reserve(t.calls.size());
+      for (auto& call : t.calls)
+        if (!plan.dropped[row][i++]) kept.push_back(std::move(call));
+      t.calls = std::move(kept);
+      t.open_spans.clear();
+    }
+  }
+  for (size_t c = 0; c < trace.comms.size(); ++c) trace.comms[c].dropped_collectives = plan.cut[c];
+  trace.dropped.push_back(trim_summary(labels, plan, rows.size(), completion_seen));
+}
+
+}  // namespace collmc::traces

@@ -1,0 +1,51 @@
+// Keeping what a hang needs (docs/TRACES.md, "What the import keeps"): the plan that says which
+// collectives of a trace can be left out without changing what the check finds. It works on a thin view
+// of each rank's calls, so the Flight Recorder reader can plan before it builds a single Call.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace collmc::traces {
+
+// One call of a rank, as the plan sees it.
+struct TrimItem {
+  uint32_t comm = 0;        // index of its communicator (collectives); ignored otherwise
+  uint32_t kind = 0;        // the call's kind: matched calls must agree in it
+  uint64_t shape = 0;       // what else must agree (the element count; 0: unknown)
+  bool collective = false;  // a collective or barrier that every member of `comm` makes
+  bool completed = false;   // the source saw it finish (or, for a source that cannot see that, it was made)
+  bool in_group = false;    // inside a group: never left out (a group is one launch)
+};
+
+struct TrimInput {
+  // Per rank (any order), its one thread of calls in program order; a rank with several threads or no trace
+  // is listed in `untrimmable_comms` instead, by the comms it is a member of.
+  std::vector<std::vector<TrimItem>> ranks;
+  // Per comm, the indices (into `ranks`) of its members that have a trace.
+  std::vector<std::vector<uint32_t>> members;
+  std::vector<bool> untrimmable;  // per comm: a member's calls cannot be read (no trace, several threads)
+  // The source cannot tell a call that finished from one that was only made (NCCL logs): the last call every
+  // member made on a comm may be the one that hangs, and is kept.
+  bool completion_seen = true;
+};
+
+struct TrimPlan {
+  std::vector<uint64_t> cut;               // per comm: its first `cut` collectives are left out on every member
+  std::vector<std::vector<bool>> dropped;  // per rank, per item
+  uint64_t dropped_calls = 0;
+};
+
+// Per comm, the longest run of collectives from its first that every member made in the same kind and shape
+// and saw completed, cut further so that on every rank the calls left out all come before its first call not
+// seen to complete (the plan leaves out a completed prefix of each rank's history, never a call after one
+// that may still be running).
+TrimPlan plan_trim(const TrimInput& input);
+
+// The summary line for a plan ("left out 812,000 calls of 1,024 ranks: on 136 communicators, ..."), empty
+// when nothing is left out. `labels`: per comm, its name for people.
+std::string trim_summary(const std::vector<std::string>& labels, const TrimPlan& plan, size_t nranks,
+                         bool completion_seen = true);
+
+}  // namespace collmc::traces
