@@ -150,6 +150,8 @@ class Issuer {
         if (count < UINT32_MAX) ++count;
         return true;
       }
+      case OpKind::MpiError:  // always carries its usage_error (resolve.cpp): reported above
+        return true;
       case OpKind::StoreWait:
       case OpKind::HostBarrier: {
         uint32_t needed = 1;
@@ -310,6 +312,10 @@ class Issuer {
                std::to_string(b.rank) + " passes " + model::rank_list_text(vb);
     }
     if (model::is_collective(a.kind) || a.kind == OpKind::Barrier) {
+      // MPI 4.1 sec. 6.12: a nonblocking collective never matches a blocking one; nor do two different
+      // functions that the language writes with one statement (Scan and Exscan, Gather and Scatter, ...).
+      if (!a.mpi_call.empty() && !b.mpi_call.empty() && a.mpi_call != b.mpi_call)
+        return "MPI_" + a.mpi_call + " and MPI_" + b.mpi_call;
       if (count_a != count_b) return "count " + std::to_string(count_a) + " and " + std::to_string(count_b);
       if (a.dtype != b.dtype)
         return "dtype " + w_.dtypes[static_cast<size_t>(a.dtype)] + " and " + w_.dtypes[static_cast<size_t>(b.dtype)];
