@@ -541,8 +541,23 @@ class Issuer {
                             .count = effective_count(c)});
       return true;
     }
-    auto& pp = p2p(c.comm, c.peer);
     const bool send = c.kind == OpKind::Send;
+    // MPI 4.1 sec. 3.5 (order): a receive posted after a pending MPI_ANY_SOURCE receive of this thread on
+    // the same comm cannot take a message the earlier one matches. It waits behind it as a wildcard
+    // restricted to its peer (dir 2): the MatchAny step serves the thread's wildcards in posting order.
+    const bool behind_any = !send && std::any_of(waits_.begin(), waits_.end(), [&](const Wait& w) {
+      return w.kind == WaitKind::P2pAny && w.comm == static_cast<uint16_t>(c.comm);
+    });
+    if (behind_any) {
+      waits_.push_back(Wait{.kind = WaitKind::P2pAny,
+                            .dir = 2,
+                            .comm = static_cast<uint16_t>(c.comm),
+                            .peer = static_cast<uint16_t>(c.peer),
+                            .call = static_cast<uint32_t>(c.id),
+                            .count = effective_count(c)});
+      return true;
+    }
+    auto& pp = p2p(c.comm, c.peer);
     const uint32_t idx = send ? pp.sends++ : pp.recvs++;
     if (!check_pair(c, idx)) return false;
     waits_.push_back(Wait{.kind = WaitKind::P2pHost,
