@@ -221,12 +221,16 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep binaries, traces and scenarios")
     ap.add_argument("--table-only", action="store_true", help="only rebuild the table from cached results")
     ap.add_argument("--only", help="a regular expression on code names")
+    ap.add_argument("--category", action="append", choices=[c for c, _ in CATEGORIES],
+                    help="only the codes of this category (repeatable): a category's figures without the whole suite")
     args = ap.parse_args()
     args.collmc = os.path.abspath(args.collmc)
     os.makedirs(os.path.join(args.out, "results"), exist_ok=True)
     codes = select(generate(args.mbi), args.sample, args.sample_small)
     if args.only:
         codes = [c for c in codes if re.search(args.only, c[0])]
+    if args.category:
+        codes = [c for c in codes if set(args.category) & set(categories_of(c[2]["features"]))]
     start = time.time()
     results = []
     if args.table_only:

@@ -17,13 +17,18 @@ trap 'rm -rf "$work"' EXIT
 limit=${COLLMC_MPI_RECORD_LIMIT:-8}
 failures=0
 
-# program ranks verdict run(completes|hangs) text-the-import-or-check-must-print
+# program ranks verdict run(completes|hangs|fails) text-the-import-or-check-must-print
+# (fails: the MPI library itself stopped the run with an error; what ran until then is checked)
 cases=(
   "coll_order 2 deadlock hangs stopped in"
   "skip_collective 2 deadlock hangs never did"
   "win_cross_order 2 deadlock hangs stopped in"
   "wildcard_race 3 deadlock completes recv world any"
   "exchange_ok 3 safe completes every traced call completed"
+  "rma_sync_ok 3 safe completes every traced call completed"
+  "rma_epoch_errors 2 usage_error fails two access epochs"
+  "rma_race 3 usage_error completes data race"
+  "request_never_completed 2 usage_error completes never completed"
 )
 for c in "${cases[@]}"; do
   read -r prog np verdict run text <<<"$c"
@@ -40,6 +45,10 @@ for c in "${cases[@]}"; do
     echo "FAIL $prog: expected the run to hang and --hang-after to stop it (exit 124), got $rc"; cat "$dir/record.log"
     failures=$((failures + 1)); continue
   fi
+  if [ "$run" = fails ] && { [ $rc -eq 0 ] || [ $rc -eq 124 ]; }; then
+    echo "FAIL $prog: expected MPI to stop the run with an error, got $rc"; cat "$dir/record.log"
+    failures=$((failures + 1)); continue
+  fi
   if [ "$run" = completes ] && [ $rc -ne 0 ]; then
     echo "FAIL $prog: expected the run to complete, got $rc"; cat "$dir/record.log"; failures=$((failures + 1)); continue
   fi
@@ -47,7 +56,8 @@ for c in "${cases[@]}"; do
     echo "FAIL $prog: import failed"; cat "$dir/import.log"; failures=$((failures + 1)); continue
   fi
   "$collmc" check "$dir/$prog.cmc" >"$dir/check.log" 2>&1
-  first=$(head -1 "$dir/check.log")
+  # The verdict line ("FILE: VERDICT ..."), after any warning the scenario's mpi_error statements print.
+  first=$(grep -m1 -F "$dir/$prog.cmc: " "$dir/check.log")
   if [[ "$first" != *": $verdict"* ]]; then
     echo "FAIL $prog: expected $verdict, check said: $first"; cat "$dir/import.log" "$dir/$prog.cmc" "$dir/check.log"
     failures=$((failures + 1)); continue

@@ -181,6 +181,8 @@ class Issuer {
         if (count < UINT32_MAX) ++count;
         return true;
       }
+      case OpKind::MpiError:  // always carries its usage_error (resolve.cpp): reported above
+        return true;
       case OpKind::StoreWait:
       case OpKind::HostBarrier: {
         uint32_t needed = 1;
@@ -398,6 +400,10 @@ class Issuer {
              std::to_string(count_a + 1) + " of " + w_.comm_name(a.comm) + ", rank " + std::to_string(b.rank) +
              " its number " + std::to_string(count_b + 1);
     if (model::is_collective(a.kind) || a.kind == OpKind::Barrier) {
+      // MPI 4.1 sec. 6.12: a nonblocking collective never matches a blocking one; nor do two different
+      // functions that the language writes with one statement (Scan and Exscan, Gather and Scatter, ...).
+      if (!a.mpi_call.empty() && !b.mpi_call.empty() && a.mpi_call != b.mpi_call)
+        return "MPI_" + a.mpi_call + " and MPI_" + b.mpi_call;
       if (count_a != count_b) return "count " + std::to_string(count_a) + " and " + std::to_string(count_b);
       if (a.dtype != b.dtype)
         return "dtype " + w_.dtypes[static_cast<size_t>(a.dtype)] + " and " + w_.dtypes[static_cast<size_t>(b.dtype)];
@@ -628,8 +634,23 @@ class Issuer {
                             .count = effective_count(c)});
       return true;
     }
-    auto& pp = p2p(c.comm, c.peer);
     const bool send = c.kind == OpKind::Send;
+    // MPI 4.1 sec. 3.5 (order): a receive posted after a pending MPI_ANY_SOURCE receive of this thread on
+    // the same comm cannot take a message the earlier one matches. It waits behind it as a wildcard
+    // restricted to its peer (dir 2): the MatchAny step serves the thread's wildcards in posting order.
+    const bool behind_any = !send && std::any_of(waits_.begin(), waits_.end(), [&](const Wait& w) {
+      return w.kind == WaitKind::P2pAny && w.comm == static_cast<uint16_t>(c.comm);
+    });
+    if (behind_any) {
+      waits_.push_back(Wait{.kind = WaitKind::P2pAny,
+                            .dir = 2,
+                            .comm = static_cast<uint16_t>(c.comm),
+                            .peer = static_cast<uint16_t>(c.peer),
+                            .call = static_cast<uint32_t>(c.id),
+                            .count = effective_count(c)});
+      return true;
+    }
+    auto& pp = p2p(c.comm, c.peer);
     const uint32_t idx = send ? pp.sends++ : pp.recvs++;
     if (!check_pair(c, idx)) return false;
     waits_.push_back(Wait{.kind = WaitKind::P2pHost,

@@ -177,6 +177,11 @@ std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) co
     case WaitKind::StoreKey:
       break;  // above
     case WaitKind::P2pAny:
+      if (w.dir == 2) {  // a receive from one peer posted behind an MPI_ANY_SOURCE receive
+        out = "waits for a message from rank " + std::to_string(w.peer) + " (posted after a wildcard receive)";
+        miss(static_cast<int>(w.peer));
+        break;
+      }
       out = "waits for a message from any rank of " + comm.name + " (MPI_ANY_SOURCE)";
       for (int m : comm.members) miss(m);
       break;
@@ -426,7 +431,7 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
             // Any member may send: the thread depends on each of them.
             d.comm = w.comm;
             d.label = "recv from any rank on " + world_.comm_name(w.comm);
-            on_members(d, w.comm, [&](int m) { return m != r; });
+            on_members(d, w.comm, [&](int m) { return m != r && (w.dir != 2 || m == static_cast<int>(w.peer)); });
             break;
           case WaitKind::GrowId:
             // Any member may hand out the id.

@@ -341,6 +341,7 @@ void Semantics::match_any_steps(const State& s, int r, std::vector<Step>& out) c
     const auto any = std::find_if(waits.begin(), waits.end(), [](const Wait& w) { return w.kind == WaitKind::P2pAny; });
     if (any == waits.end()) continue;
     for (int sender : world_.comms[any->comm].members) {
+      if (any->dir == 2 && sender != any->peer) continue;  // a receive from one peer queued behind a wildcard
       const P2pState* mine = find_p2p(rs, any->comm, sender);
       const uint32_t k = mine != nullptr ? mine->recvs : 0;
       if (waiting_send(s, r, any->comm, sender, k) == nullptr) continue;

@@ -663,7 +663,7 @@ class Parser {
           break;
         case OpForm::Barrier:
           comm_name();
-          call_args(s, false);
+          call_args(s, true);
           break;
         case OpForm::PointToPoint:
           comm_name();
@@ -753,12 +753,13 @@ class Parser {
         s.args.dtype = expect_name("a datatype name");
       } else if (key.text == "op") {
         s.args.redop = expect_name("a reduction name");
+      } else if (key.text == "call" && collective) {
+        s.args.mpi_call = expect_name("the MPI function (Allreduce, Iallreduce, ...)");
       } else {
-        fail_msg(key,
-                 "unknown argument '" + key.text + "': expected count=N, root=R, dtype=NAME, op=NAME or on STREAM");
+        fail_msg(key, "unknown argument '" + key.text + "': expected count=N, root=R, dtype=NAME, op=NAME" +
+                          (collective ? ", call=NAME" : "") + " or on STREAM");
       }
     }
-    (void)collective;
   }
 
   std::shared_ptr<const SourceFile> file_;

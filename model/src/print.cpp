@@ -34,6 +34,7 @@ std::string call_args(const World& w, const Call& c) {
   if (c.root >= 0) out += " root=" + std::to_string(c.root);
   if (c.dtype != 0) out += " dtype=" + w.dtypes[static_cast<size_t>(c.dtype)];
   if (c.redop != 0) out += " op=" + w.redops[static_cast<size_t>(c.redop)];
+  if (!c.mpi_call.empty()) out += " call=" + c.mpi_call;
   if (c.stream != 0) out += " on " + w.streams[static_cast<size_t>(c.stream)];
   return out;
 }

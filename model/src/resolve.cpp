@@ -532,6 +532,7 @@ class Resolver {
     if (!s.args.stream.empty()) c.stream = intern(w_.streams, s.args.stream);
     if (!s.args.dtype.empty()) c.dtype = intern(w_.dtypes, canonical_dtype(s.args.dtype));
     if (!s.args.redop.empty()) c.redop = intern(w_.redops, s.args.redop);
+    c.mpi_call = s.args.mpi_call;
     if (s.args.count) c.count = *s.args.count;
     if (s.args.root) c.root = *s.args.root;
     if (s.peer) c.peer = *s.peer;
@@ -554,6 +555,7 @@ class Resolver {
     }
     if (s.op == OpKind::Init && s.members) c.members_view = s.members->expand(w_.ranks);
     if (!s.key.empty()) c.key = intern(w_.keys, s.key);
+    if (s.op == OpKind::MpiError) usage(c, s.key_loc, s.key);  // found by the trace reader: reported when reached
     if (const uint32_t since = first_nccl_version(s.op); since > sc_.knobs.nccl_version)
       usage(c, s.loc,
             std::string(op_info(s.op).nccl_name) + " needs NCCL " + nccl_version_text(since) +

@@ -294,6 +294,8 @@ class MpiCalls : public RankCalls {
       case OpKind::Signal:
       case OpKind::WaitSignal:
         throw RankFailure(what + ": an NCCL one-sided call has no MPI form");
+      case OpKind::MpiError:
+        throw RankFailure(what + ": the scenario records an erroneous MPI call (usage_error); nothing to replay");
     }
     if (requests && req != MPI_REQUEST_NULL) requests->push_back(req);
   }

@@ -380,6 +380,8 @@ class NcclCalls : public RankCalls {
       case OpKind::StoreWait:
       case OpKind::HostBarrier:
         return;  // the host store: the rank runner does it (rank_runner.cpp)
+      case OpKind::MpiError:
+        throw Failure("the scenario records an erroneous MPI call (usage_error); nothing to replay");
     }
   }
 

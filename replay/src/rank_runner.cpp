@@ -116,7 +116,8 @@ class Runner {
     if (step.group || step.calls.size() != 1) return false;
     const model::Call& c = plan_.world->calls[static_cast<size_t>(step.calls.front())];
     const model::OpForm form = model::op_form(c.kind);
-    if (form != model::OpForm::Key && form != model::OpForm::KeyRanks) return false;
+    if ((form != model::OpForm::Key && form != model::OpForm::KeyRanks) || c.kind == model::OpKind::MpiError)
+      return false;
     std::atomic<uint32_t>& value = shared_->store[c.key];
     uint32_t needed = 1;
     switch (c.kind) {

@@ -355,6 +355,7 @@ class Emitter {
     if (is_known_dtype(c.dtype)) a += " dtype=" + c.dtype;
     if (reduction && is_known_redop(c.redop)) a += " op=" + c.redop;
     if (rooted && valid_rank(c.root)) a += " root=" + std::to_string(*c.root);
+    if (!c.mpi_call.empty()) a += " call=" + c.mpi_call;
     if (!c.stream.empty() && c.stream != "main") a += " on " + sanitize(c.stream, "s_");
     return a;
   }
@@ -428,7 +429,7 @@ class Emitter {
       }
       case CallKind::Barrier: {
         std::string n = comm();
-        return n.empty() ? "" : "barrier " + n;
+        return n.empty() ? "" : "barrier " + n + (c.mpi_call.empty() ? "" : " call=" + c.mpi_call);
       }
       case CallKind::Send:
       case CallKind::Recv: {
@@ -470,6 +471,12 @@ class Emitter {
         if (c.kind == CallKind::HostBarrier && !c.members.empty()) s += " " + model::rank_list_text(c.members);
         return s;
       }
+      case CallKind::MpiError:
+        if (c.key.empty() || c.key.find_first_of("\"\n") != std::string::npos) {
+          reason = "an MPI usage error without a text the language can write";
+          return "";
+        }
+        return "mpi_error \"" + c.key + "\"";
       case CallKind::GroupStart:
       case CallKind::GroupEnd:
         return "";

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "collmc/traces/recorder_reader.h"
+#include "mpi_usage_rules.h"
 
 namespace collmc::traces {
 namespace {
@@ -102,6 +103,7 @@ bool is_send(const std::string& n) {
 struct PendingCall {
   Call call;
   std::optional<int64_t> root_comm_rank, peer_comm_rank;
+  size_t source = SIZE_MAX;  // the recorded call it came from (its index in the process's calls)
 };
 
 struct Membership {
@@ -127,6 +129,7 @@ class MpiAssembler {
     std::vector<std::vector<PendingCall>> calls(processes_.size());
     for (size_t p = 0; p < processes_.size(); ++p)
       if (world_rank_[p] >= 0) calls[p] = read_process(p);
+    insert_usage_errors(calls);
     return build(calls);
   }
 
@@ -173,6 +176,7 @@ class MpiAssembler {
       world_size_ = std::max(world_size_, static_cast<int>(size));
       world_handle_[p] = handle_field(p, rc.ret, "world");
       self_handle_[p] = handle_field(p, rc.ret, "self");
+      if (field(rc.ret, "comm_null") != nullptr) comm_null_handle_[p] = handle_field(p, rc.ret, "comm_null");
       return;
     }
   }
@@ -248,9 +252,13 @@ class MpiAssembler {
     world.members.push_back(Membership{p, world_rank_[p], 0});
     std::vector<PendingCall> out;
     std::set<int64_t> threads;
-    for (const RecordedCall& rc : processes_[p].calls) {
+    for (size_t i = 0; i < processes_[p].calls.size(); ++i) {
+      const RecordedCall& rc = processes_[p].calls[i];
       threads.insert(rc.enter->event["tid"].get<int64_t>());
+      usage_rules_.observe(p, i, rc, usage_context(p, st, rc));
+      const size_t before = out.size();
       read_call(p, st, rc, out);
+      for (size_t k = before; k < out.size(); ++k) out[k].source = i;
     }
     if (st.group_open) {
       PendingCall end;
@@ -264,6 +272,72 @@ class MpiAssembler {
       rank_notes_[world_rank_[p]].push_back("calls from " + std::to_string(threads.size()) +
                                             " threads are taken in the order they were entered");
     return out;
+  }
+
+  // --- MPI usage errors (issue 26; mpi_usage_rules.h) ----------------------------------------------------
+  // What the rules need of a call beyond its lines: its communicator's size, MPI_COMM_NULL, its window.
+  MpiCallContext usage_context(size_t p, const ProcessState& st, const RecordedCall& rc) {
+    MpiCallContext ctx;
+    ctx.world_rank = world_rank_[p];
+    const RecorderLine* in = rc.enter;
+    const std::string name = in->event["call"].get<std::string>();
+    auto comm_id = [&](uint64_t h) -> std::string {
+      auto it = st.comm_of.find(h);
+      return it == st.comm_of.end() ? std::string() : it->second;
+    };
+    if (field(in, "comm") != nullptr) {
+      const uint64_t h = handle_field(p, in, "comm");
+      auto null = comm_null_handle_.find(p);
+      ctx.comm_null = null != comm_null_handle_.end() && h == null->second;
+      const std::string id = comm_id(h);
+      ctx.world_comm = id == "world";
+      if (id == "world")
+        ctx.comm_size = world_size_;
+      else if (h == self_handle_[p])
+        ctx.comm_size = 1;
+      else if (auto c = comms_.find(id); !id.empty() && c != comms_.end() && c->second.comm.size > 0)
+        ctx.comm_size = c->second.comm.size;
+      if (name.rfind("MPI_Win_", 0) == 0 && !id.empty())  // a window's creation: the id it will get
+        ctx.window = id + "/win" + std::to_string(st.windows + 1);
+    }
+    if (field(in, "win") != nullptr) {
+      auto it = st.window_of.find(handle_field(p, in, "win"));
+      if (it != st.window_of.end()) {
+        ctx.window = it->second.first + "/" + it->second.second;
+        ctx.world_comm = it->second.first == "world";
+      }
+    }
+    return ctx;
+  }
+
+  // Each error becomes an `mpi_error` statement just before the call it is about (before its group, when
+  // the call is inside one: a group holds communication only).
+  void insert_usage_errors(std::vector<std::vector<PendingCall>>& calls) {
+    const auto errors = usage_rules_.errors();
+    for (auto e = errors.rbegin(); e != errors.rend(); ++e) {
+      const auto [p, index] = e->first;
+      auto& out = calls[p];
+      size_t at = 0;
+      while (at < out.size() && (out[at].source == SIZE_MAX || out[at].source < index)) ++at;
+      size_t group_start = SIZE_MAX;
+      for (size_t k = 0; k < at; ++k) {
+        if (out[k].call.kind == CallKind::GroupStart) group_start = k;
+        if (out[k].call.kind == CallKind::GroupEnd) group_start = SIZE_MAX;
+      }
+      if (group_start != SIZE_MAX) at = group_start;
+      const RecordedCall& rc = processes_[p].calls[index];
+      std::vector<PendingCall> inserted;
+      for (const std::string& message : e->second) {
+        PendingCall pc;
+        pc.call.kind = CallKind::MpiError;
+        pc.call.key = message;
+        pc.call.detail = rc.enter->event["call"].get<std::string>();
+        pc.call.origin = processes_[p].file->name + ":" + std::to_string(rc.enter->line);
+        pc.source = index;
+        inserted.push_back(std::move(pc));
+      }
+      out.insert(out.begin() + static_cast<std::ptrdiff_t>(at), inserted.begin(), inserted.end());
+    }
   }
 
   void open_group(ProcessState& st, std::vector<PendingCall>& out) {
@@ -306,6 +380,7 @@ class MpiAssembler {
     if (name == "MPI_Init" || name == "MPI_Init_thread") return;
     if (auto k = collective_kind(name)) {
       c.kind = k->kind;
+      c.mpi_call = name.substr(4);  // `call=`: ranks meeting in one slot with different functions mismatch
       c.comm = comm_of(p, st, handle_field(p, in, "comm"), in);
       if (const int64_t n = int_field(p, in, "count"); n >= 0 && k->kind != CallKind::Barrier)
         c.count = static_cast<uint64_t>(n);
@@ -314,7 +389,8 @@ class MpiAssembler {
         const std::string o = string_field(p, in, "op");
         if (o == "sum" || o == "prod" || o == "max" || o == "min") c.redop = o;
       }
-      if (const int64_t root = int_field(p, in, "root"); root >= 0) pc.root_comm_rank = root;
+      if (field(in, "root") != nullptr)  // written for rooted calls only (older traces: -1 when not rooted)
+        if (const int64_t root = int_field(p, in, "root"); root >= 0) pc.root_comm_rank = root;
       if (k->nonblocking) {
         open_group(st, out);
         if (auto r = request_out()) st.outstanding.insert(*r);
@@ -411,7 +487,7 @@ class MpiAssembler {
     }
     if (name == "MPI_Request_free") return;
     if (name == "MPI_Comm_split" || name == "MPI_Comm_split_type" || name == "MPI_Comm_dup" ||
-        name == "MPI_Comm_create") {
+        name == "MPI_Comm_create" || name == "MPI_Cart_create") {
       c.kind = CallKind::CommSplit;
       c.comm = comm_of(p, st, handle_field(p, in, "comm"), in);
       const int n = st.creations_on[c.comm]++;
@@ -468,6 +544,7 @@ class MpiAssembler {
         c.detail += " on a window the trace never saw created";
       } else {
         c.kind = name == "MPI_Win_free" ? CallKind::WindowDeregister : CallKind::Barrier;
+        if (name == "MPI_Win_fence") c.mpi_call = "Win_fence";  // a fence meets fences only
         c.comm = it->second.first;
         c.buffer = it->second.second;
         if (name == "MPI_Win_free" && ok) st.window_of.erase(it);
@@ -553,7 +630,8 @@ class MpiAssembler {
   const std::vector<RecorderFile>& files_;
   std::vector<RecordedProcess> processes_;
   std::vector<int> world_rank_;
-  std::map<size_t, uint64_t> world_handle_, self_handle_;
+  std::map<size_t, uint64_t> world_handle_, self_handle_, comm_null_handle_;
+  MpiUsageRules usage_rules_;
   int world_size_ = 0;
   std::map<std::string, CommInfo> comms_;
   std::vector<std::string> order_;  // comms in order of first sight

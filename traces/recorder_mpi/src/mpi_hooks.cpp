@@ -42,11 +42,27 @@ int64_t peer_rank(int rank) {
 int64_t tag_value(int tag) { return tag == MPI_ANY_TAG ? -1 : tag; }
 
 // The datatype's name as MPI gives it ("MPI_INT"; "" for a derived type nobody named).
+// MPI_DATATYPE_NULL is written by that name (what MPI_Type_free leaves in the handle): passing it is an error.
 JsonLine& dtype(JsonLine& line, const char* key, MPI_Datatype type) {
   char name[MPI_MAX_OBJECT_NAME] = {};
   int length = 0;
-  if (type == MPI_DATATYPE_NULL || PMPI_Type_get_name(type, name, &length) != MPI_SUCCESS) name[0] = '\0';
+  if (type == MPI_DATATYPE_NULL) return line.str(key, "MPI_DATATYPE_NULL");
+  if (PMPI_Type_get_name(type, name, &length) != MPI_SUCCESS) name[0] = '\0';
   return line.str(key, name);
+}
+
+// The bytes `count` elements of `type` span (0 when MPI cannot say: a null or freed type, a negative count).
+int64_t span_bytes(int count, MPI_Datatype type) {
+  int size = 0;
+  if (count <= 0 || type == MPI_DATATYPE_NULL || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0) return 0;
+  return static_cast<int64_t>(count) * size;
+}
+
+// A buffer's address and the bytes MPI reads or writes there (issue 26: the reader finds RMA races and
+// overlapping buffers with them). `key` names the address, `key` + "_bytes" its length.
+JsonLine& memory(JsonLine& line, const char* addr_key, const char* bytes_key, const void* buf, int count,
+                 MPI_Datatype type) {
+  return line.ptr(addr_key, buf).i64(bytes_key, span_bytes(count, type));
 }
 
 JsonLine& op(JsonLine& line, MPI_Op o) {
@@ -173,7 +189,15 @@ void init_out(JsonLine& line, int result) {
   line.i64("world_rank", rank).i64("world_size", size);
   handle(line, "world", MPI_COMM_WORLD);
   handle(line, "self", MPI_COMM_SELF);
+  // What the reader's argument checks need (issue 26): MPI_COMM_NULL's bits and the largest valid tag.
+  handle(line, "comm_null", MPI_COMM_NULL);
+  int* tag_ub = nullptr;
+  int found = 0;
+  if (result == MPI_SUCCESS) PMPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &found);
+  line.i64("tag_ub", found != 0 && tag_ub != nullptr ? *tag_ub : -1);
 }
+
+constexpr int kNotRooted = INT32_MIN;
 
 // Collective arguments shared by the blocking and nonblocking forms.
 struct Coll {
@@ -181,12 +205,12 @@ struct Coll {
   int64_t count;  // -1: per-rank counts (the v variants)
   MPI_Datatype type;
   const MPI_Op* reduce_op;  // null: not a reduction
-  int root;                 // -1: not rooted
+  int root;                 // kNotRooted: not rooted (a rooted call's root is written as given, even -1)
   void write(JsonLine& line) const {
     handle(line, "comm", comm).i64("count", count);
     dtype(line, "dtype", type);
     if (reduce_op != nullptr) op(line, *reduce_op);
-    line.i64("root", root);
+    if (root != kNotRooted) line.i64("root", root);
   }
 };
 
@@ -200,22 +224,25 @@ int nonblocking(const char* name, const Coll& c, MPI_Request* request, auto&& ca
       [&](JsonLine& l, int) { handle(l, "req", request != nullptr ? *request : MPI_REQUEST_NULL); });
 }
 
-int send_like(const char* name, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, auto&& call) {
+int send_like(const char* name, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              auto&& call) {
   return recorded(
       name,
       [&](JsonLine& l) {
         handle(l, "comm", comm).i64("count", count);
         dtype(l, "dtype", type).i64("peer", peer_rank(dest)).i64("tag", tag_value(tag));
+        memory(l, "buf", "bytes", buf, count, type);
       },
       call, no_out);
 }
-int isend_like(const char* name, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* request,
-               auto&& call) {
+int isend_like(const char* name, const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request, auto&& call) {
   return recorded(
       name,
       [&](JsonLine& l) {
         handle(l, "comm", comm).i64("count", count);
         dtype(l, "dtype", type).i64("peer", peer_rank(dest)).i64("tag", tag_value(tag));
+        memory(l, "buf", "bytes", buf, count, type);
       },
       call, [&](JsonLine& l, int) { handle(l, "req", request != nullptr ? *request : MPI_REQUEST_NULL); });
 }
@@ -243,6 +270,24 @@ int all_of_requests(const char* name, int count, MPI_Request reqs[], MPI_Status 
       });
 }
 
+// Completions of some of a list (issue 26: the reader's check that every request is completed must see them):
+// the requests on entry, the indices completed on return.
+int some_of_requests(const char* name, int incount, MPI_Request reqs[], int* outcount, int indices[], auto&& call) {
+  return recorded(
+      name,
+      [&](JsonLine& l) {
+        ListText list;
+        for (int i = 0; i < incount && reqs != nullptr; ++i) list.add_hex(bits(reqs[i]));
+        l.i64("n", incount).str("reqs", list.text());
+      },
+      call,
+      [&](JsonLine& l, int r) {
+        ListText list;
+        const int n = (r == MPI_SUCCESS && outcount != nullptr && *outcount != MPI_UNDEFINED) ? *outcount : 0;
+        for (int i = 0; i < n && indices != nullptr; ++i) list.add_int(indices[i]);
+        l.str("indices", list.text());
+      });
+}
 }  // namespace
 
 #pragma GCC visibility push(default)
@@ -272,7 +317,10 @@ int MPI_Abort(MPI_Comm comm, int errorcode) {
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   return recorded(
       "MPI_Comm_split",
-      [&](JsonLine& l) { handle(l, "comm", comm).i64("color", color == MPI_UNDEFINED ? -1 : color).i64("key", key); },
+      [&](JsonLine& l) {
+        handle(l, "comm", comm).i64("color", color == MPI_UNDEFINED ? -1 : color).i64("key", key);
+        if (color < 0 && color != MPI_UNDEFINED) l.i64("invalid_color", color);  // MPI 4.1 §7.4.2: erroneous
+      },
       [&] { return PMPI_Comm_split(comm, color, key, newcomm); }, [&](JsonLine& l, int r) { new_comm(l, r, newcomm); });
 }
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
@@ -300,6 +348,32 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
       },
       [&] { return PMPI_Comm_create(comm, group, newcomm); }, [&](JsonLine& l, int r) { new_comm(l, r, newcomm); });
 }
+// Cartesian topologies (issue 26): a creation is a communicator creation; a query on a communicator without
+// a Cartesian topology, or a creation with a dimension below one, is erroneous (MPI 4.1 §8.5).
+int MPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm* newcomm) {
+  return recorded(
+      "MPI_Cart_create",
+      [&](JsonLine& l) {
+        handle(l, "comm", comm).i64("ndims", ndims);
+        int64_t bad = 0;
+        for (int i = 0; i < ndims && dims != nullptr; ++i)
+          if (dims[i] <= 0) bad = dims[i];
+        if (ndims < 0 || bad != 0) l.i64("invalid_dim", ndims < 0 ? ndims : bad);
+      },
+      [&] { return PMPI_Cart_create(comm, ndims, dims, periods, reorder, newcomm); },
+      [&](JsonLine& l, int r) { new_comm(l, r, newcomm); });
+}
+int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
+  return recorded(
+      "MPI_Cart_get",
+      [&](JsonLine& l) {
+        handle(l, "comm", comm);
+        int topo = MPI_UNDEFINED;
+        if (comm != MPI_COMM_NULL && PMPI_Topo_test(comm, &topo) == MPI_SUCCESS && topo != MPI_CART)
+          l.i64("not_cartesian", 1);
+      },
+      [&] { return PMPI_Cart_get(comm, maxdims, dims, periods, coords); }, no_out);
+}
 int MPI_Comm_free(MPI_Comm* comm) {
   return recorded(
       "MPI_Comm_free", [&](JsonLine& l) { handle(l, "comm", comm != nullptr ? *comm : MPI_COMM_NULL); },
@@ -309,13 +383,14 @@ int MPI_Comm_free(MPI_Comm* comm) {
 // ---- windows ---------------------------------------------------------------------------------------
 int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win) {
   return recorded(
-      "MPI_Win_create", [&](JsonLine& l) { handle(l, "comm", comm).ptr("base", base).i64("size", size); },
+      "MPI_Win_create",
+      [&](JsonLine& l) { handle(l, "comm", comm).ptr("base", base).i64("size", size).i64("disp_unit", disp_unit); },
       [&] { return PMPI_Win_create(base, size, disp_unit, info, comm, win); },
       [&](JsonLine& l, int) { handle(l, "win", win != nullptr ? *win : MPI_WIN_NULL); });
 }
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
   return recorded(
-      "MPI_Win_allocate", [&](JsonLine& l) { handle(l, "comm", comm).i64("size", size); },
+      "MPI_Win_allocate", [&](JsonLine& l) { handle(l, "comm", comm).i64("size", size).i64("disp_unit", disp_unit); },
       [&] { return PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win); },
       [&](JsonLine& l, int r) {
         void* base = nullptr;
@@ -325,7 +400,8 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 }
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
   return recorded(
-      "MPI_Win_allocate_shared", [&](JsonLine& l) { handle(l, "comm", comm).i64("size", size); },
+      "MPI_Win_allocate_shared",
+      [&](JsonLine& l) { handle(l, "comm", comm).i64("size", size).i64("disp_unit", disp_unit); },
       [&] { return PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win); },
       [&](JsonLine& l, int r) {
         void* base = nullptr;
@@ -346,7 +422,10 @@ int MPI_Win_free(MPI_Win* win) {
 }
 int MPI_Win_fence(int assertion, MPI_Win win) {
   return recorded(
-      "MPI_Win_fence", [&](JsonLine& l) { handle(l, "win", win).i64("assert", assertion); },
+      "MPI_Win_fence",
+      [&](JsonLine& l) {
+        handle(l, "win", win).i64("assert", assertion).i64("nosucceed", (assertion & MPI_MODE_NOSUCCEED) != 0 ? 1 : 0);
+      },
       [&] { return PMPI_Win_fence(assertion, win); }, no_out);
 }
 int MPI_Win_lock(int lock_type, int rank, int assertion, MPI_Win win) {
@@ -364,7 +443,7 @@ int MPI_Win_unlock(int rank, MPI_Win win) {
 }
 int MPI_Win_lock_all(int assertion, MPI_Win win) {
   return recorded(
-      "MPI_Win_lock_all", [&](JsonLine& l) { handle(l, "win", win); },
+      "MPI_Win_lock_all", [&](JsonLine& l) { handle(l, "win", win).i64("assert", assertion); },
       [&] { return PMPI_Win_lock_all(assertion, win); }, no_out);
 }
 int MPI_Win_unlock_all(MPI_Win win) {
@@ -387,24 +466,75 @@ int MPI_Win_flush_local(int rank, MPI_Win win) {
       "MPI_Win_flush_local", [&](JsonLine& l) { handle(l, "win", win).i64("target", rank); },
       [&] { return PMPI_Win_flush_local(rank, win); }, no_out);
 }
+// One-sided transfers: the origin buffer (read by a put, written by a get) and the target's bytes as a
+// displacement in the target's window units; the reader makes addresses of them with the target's
+// MPI_Win_create (issue 26: RMA races).
+void rma_args(JsonLine& l, MPI_Win win, const void* origin, int origin_count, MPI_Datatype origin_type, int target,
+              MPI_Aint target_disp, int target_count, MPI_Datatype target_type) {
+  handle(l, "win", win).i64("target", target).i64("count", origin_count);
+  dtype(l, "dtype", origin_type);
+  dtype(l, "target_dtype", target_type);
+  memory(l, "buf", "bytes", origin, origin_count, origin_type);
+  l.i64("target_disp", target_disp).i64("target_bytes", span_bytes(target_count, target_type));
+}
 int MPI_Put(const void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint target_disp,
             int target_count, MPI_Datatype target_type, MPI_Win win) {
   return recorded(
-      "MPI_Put", [&](JsonLine& l) { handle(l, "win", win).i64("target", target).i64("count", origin_count); },
+      "MPI_Put",
+      [&](JsonLine& l) {
+        rma_args(l, win, origin, origin_count, origin_type, target, target_disp, target_count, target_type);
+      },
       [&] { return PMPI_Put(origin, origin_count, origin_type, target, target_disp, target_count, target_type, win); },
       no_out);
 }
 int MPI_Get(void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint target_disp,
             int target_count, MPI_Datatype target_type, MPI_Win win) {
   return recorded(
-      "MPI_Get", [&](JsonLine& l) { handle(l, "win", win).i64("target", target).i64("count", origin_count); },
+      "MPI_Get",
+      [&](JsonLine& l) {
+        rma_args(l, win, origin, origin_count, origin_type, target, target_disp, target_count, target_type);
+      },
       [&] { return PMPI_Get(origin, origin_count, origin_type, target, target_disp, target_count, target_type, win); },
       no_out);
+}
+int MPI_Accumulate(const void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint target_disp,
+                   int target_count, MPI_Datatype target_type, MPI_Op o, MPI_Win win) {
+  return recorded(
+      "MPI_Accumulate",
+      [&](JsonLine& l) {
+        rma_args(l, win, origin, origin_count, origin_type, target, target_disp, target_count, target_type);
+        op(l, o);
+      },
+      [&] {
+        return PMPI_Accumulate(origin, origin_count, origin_type, target, target_disp, target_count, target_type, o,
+                               win);
+      },
+      no_out);
+}
+
+// ---- generalized active target synchronisation (post, start, complete, wait) ---------------------------
+int MPI_Win_post(MPI_Group group, int assertion, MPI_Win win) {
+  return recorded(
+      "MPI_Win_post", [&](JsonLine& l) { handle(l, "win", win).i64("assert", assertion); },
+      [&] { return PMPI_Win_post(group, assertion, win); }, no_out);
+}
+int MPI_Win_start(MPI_Group group, int assertion, MPI_Win win) {
+  return recorded(
+      "MPI_Win_start", [&](JsonLine& l) { handle(l, "win", win).i64("assert", assertion); },
+      [&] { return PMPI_Win_start(group, assertion, win); }, no_out);
+}
+int MPI_Win_complete(MPI_Win win) {
+  return recorded(
+      "MPI_Win_complete", [&](JsonLine& l) { handle(l, "win", win); }, [&] { return PMPI_Win_complete(win); }, no_out);
+}
+int MPI_Win_wait(MPI_Win win) {
+  return recorded(
+      "MPI_Win_wait", [&](JsonLine& l) { handle(l, "win", win); }, [&] { return PMPI_Win_wait(win); }, no_out);
 }
 
 // ---- blocking collectives --------------------------------------------------------------------------
 int MPI_Barrier(MPI_Comm comm) {
-  return blocking("MPI_Barrier", {comm, 0, MPI_DATATYPE_NULL, nullptr, -1}, [&] { return PMPI_Barrier(comm); });
+  return blocking("MPI_Barrier", {comm, 0, MPI_DATATYPE_NULL, nullptr, kNotRooted}, [&] { return PMPI_Barrier(comm); });
 }
 int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   return blocking("MPI_Bcast", {comm, count, type, nullptr, root},
@@ -415,31 +545,33 @@ int MPI_Reduce(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, i
                   [&] { return PMPI_Reduce(s, r, count, type, o, root, comm); });
 }
 int MPI_Allreduce(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, MPI_Comm comm) {
-  return blocking("MPI_Allreduce", {comm, count, type, &o, -1},
+  return blocking("MPI_Allreduce", {comm, count, type, &o, kNotRooted},
                   [&] { return PMPI_Allreduce(s, r, count, type, o, comm); });
 }
 int MPI_Scan(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, MPI_Comm comm) {
-  return blocking("MPI_Scan", {comm, count, type, &o, -1}, [&] { return PMPI_Scan(s, r, count, type, o, comm); });
+  return blocking("MPI_Scan", {comm, count, type, &o, kNotRooted},
+                  [&] { return PMPI_Scan(s, r, count, type, o, comm); });
 }
 int MPI_Exscan(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, MPI_Comm comm) {
-  return blocking("MPI_Exscan", {comm, count, type, &o, -1}, [&] { return PMPI_Exscan(s, r, count, type, o, comm); });
+  return blocking("MPI_Exscan", {comm, count, type, &o, kNotRooted},
+                  [&] { return PMPI_Exscan(s, r, count, type, o, comm); });
 }
 int MPI_Reduce_scatter_block(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, MPI_Comm comm) {
-  return blocking("MPI_Reduce_scatter_block", {comm, count, type, &o, -1},
+  return blocking("MPI_Reduce_scatter_block", {comm, count, type, &o, kNotRooted},
                   [&] { return PMPI_Reduce_scatter_block(s, r, count, type, o, comm); });
 }
 int MPI_Reduce_scatter(const void* s, void* r, const int counts[], MPI_Datatype type, MPI_Op o, MPI_Comm comm) {
-  return blocking("MPI_Reduce_scatter", {comm, -1, type, &o, -1},
+  return blocking("MPI_Reduce_scatter", {comm, -1, type, &o, kNotRooted},
                   [&] { return PMPI_Reduce_scatter(s, r, counts, type, o, comm); });
 }
 int MPI_Allgather(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype,
                   MPI_Comm comm) {
-  return blocking("MPI_Allgather", {comm, scount, stype, nullptr, -1},
+  return blocking("MPI_Allgather", {comm, scount, stype, nullptr, kNotRooted},
                   [&] { return PMPI_Allgather(s, scount, stype, r, rcount, rtype, comm); });
 }
 int MPI_Allgatherv(const void* s, int scount, MPI_Datatype stype, void* r, const int rcounts[], const int displs[],
                    MPI_Datatype rtype, MPI_Comm comm) {
-  return blocking("MPI_Allgatherv", {comm, -1, stype, nullptr, -1},
+  return blocking("MPI_Allgatherv", {comm, -1, stype, nullptr, kNotRooted},
                   [&] { return PMPI_Allgatherv(s, scount, stype, r, rcounts, displs, rtype, comm); });
 }
 int MPI_Gather(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype, int root,
@@ -464,18 +596,18 @@ int MPI_Scatterv(const void* s, const int scounts[], const int displs[], MPI_Dat
 }
 int MPI_Alltoall(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype,
                  MPI_Comm comm) {
-  return blocking("MPI_Alltoall", {comm, scount, stype, nullptr, -1},
+  return blocking("MPI_Alltoall", {comm, scount, stype, nullptr, kNotRooted},
                   [&] { return PMPI_Alltoall(s, scount, stype, r, rcount, rtype, comm); });
 }
 int MPI_Alltoallv(const void* s, const int scounts[], const int sdispls[], MPI_Datatype stype, void* r,
                   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
-  return blocking("MPI_Alltoallv", {comm, -1, stype, nullptr, -1},
+  return blocking("MPI_Alltoallv", {comm, -1, stype, nullptr, kNotRooted},
                   [&] { return PMPI_Alltoallv(s, scounts, sdispls, stype, r, rcounts, rdispls, rtype, comm); });
 }
 
 // ---- nonblocking collectives -----------------------------------------------------------------------
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* req) {
-  return nonblocking("MPI_Ibarrier", {comm, 0, MPI_DATATYPE_NULL, nullptr, -1}, req,
+  return nonblocking("MPI_Ibarrier", {comm, 0, MPI_DATATYPE_NULL, nullptr, kNotRooted}, req,
                      [&] { return PMPI_Ibarrier(comm, req); });
 }
 int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* req) {
@@ -488,25 +620,25 @@ int MPI_Ireduce(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, 
                      [&] { return PMPI_Ireduce(s, r, count, type, o, root, comm, req); });
 }
 int MPI_Iallreduce(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, MPI_Comm comm, MPI_Request* req) {
-  return nonblocking("MPI_Iallreduce", {comm, count, type, &o, -1}, req,
+  return nonblocking("MPI_Iallreduce", {comm, count, type, &o, kNotRooted}, req,
                      [&] { return PMPI_Iallreduce(s, r, count, type, o, comm, req); });
 }
 int MPI_Iscan(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, MPI_Comm comm, MPI_Request* req) {
-  return nonblocking("MPI_Iscan", {comm, count, type, &o, -1}, req,
+  return nonblocking("MPI_Iscan", {comm, count, type, &o, kNotRooted}, req,
                      [&] { return PMPI_Iscan(s, r, count, type, o, comm, req); });
 }
 int MPI_Iexscan(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, MPI_Comm comm, MPI_Request* req) {
-  return nonblocking("MPI_Iexscan", {comm, count, type, &o, -1}, req,
+  return nonblocking("MPI_Iexscan", {comm, count, type, &o, kNotRooted}, req,
                      [&] { return PMPI_Iexscan(s, r, count, type, o, comm, req); });
 }
 int MPI_Ireduce_scatter_block(const void* s, void* r, int count, MPI_Datatype type, MPI_Op o, MPI_Comm comm,
                               MPI_Request* req) {
-  return nonblocking("MPI_Ireduce_scatter_block", {comm, count, type, &o, -1}, req,
+  return nonblocking("MPI_Ireduce_scatter_block", {comm, count, type, &o, kNotRooted}, req,
                      [&] { return PMPI_Ireduce_scatter_block(s, r, count, type, o, comm, req); });
 }
 int MPI_Iallgather(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype,
                    MPI_Comm comm, MPI_Request* req) {
-  return nonblocking("MPI_Iallgather", {comm, scount, stype, nullptr, -1}, req,
+  return nonblocking("MPI_Iallgather", {comm, scount, stype, nullptr, kNotRooted}, req,
                      [&] { return PMPI_Iallgather(s, scount, stype, r, rcount, rtype, comm, req); });
 }
 int MPI_Igather(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype, int root,
@@ -521,18 +653,18 @@ int MPI_Iscatter(const void* s, int scount, MPI_Datatype stype, void* r, int rco
 }
 int MPI_Ialltoall(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype, MPI_Comm comm,
                   MPI_Request* req) {
-  return nonblocking("MPI_Ialltoall", {comm, scount, stype, nullptr, -1}, req,
+  return nonblocking("MPI_Ialltoall", {comm, scount, stype, nullptr, kNotRooted}, req,
                      [&] { return PMPI_Ialltoall(s, scount, stype, r, rcount, rtype, comm, req); });
 }
 
 int MPI_Ireduce_scatter(const void* s, void* r, const int counts[], MPI_Datatype type, MPI_Op o, MPI_Comm comm,
                         MPI_Request* req) {
-  return nonblocking("MPI_Ireduce_scatter", {comm, -1, type, &o, -1}, req,
+  return nonblocking("MPI_Ireduce_scatter", {comm, -1, type, &o, kNotRooted}, req,
                      [&] { return PMPI_Ireduce_scatter(s, r, counts, type, o, comm, req); });
 }
 int MPI_Iallgatherv(const void* s, int scount, MPI_Datatype stype, void* r, const int rcounts[], const int displs[],
                     MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
-  return nonblocking("MPI_Iallgatherv", {comm, -1, stype, nullptr, -1}, req,
+  return nonblocking("MPI_Iallgatherv", {comm, -1, stype, nullptr, kNotRooted}, req,
                      [&] { return PMPI_Iallgatherv(s, scount, stype, r, rcounts, displs, rtype, comm, req); });
 }
 int MPI_Igatherv(const void* s, int scount, MPI_Datatype stype, void* r, const int rcounts[], const int displs[],
@@ -547,34 +679,34 @@ int MPI_Iscatterv(const void* s, const int scounts[], const int displs[], MPI_Da
 }
 int MPI_Ialltoallv(const void* s, const int scounts[], const int sdispls[], MPI_Datatype stype, void* r,
                    const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
-  return nonblocking("MPI_Ialltoallv", {comm, -1, stype, nullptr, -1}, req, [&] {
+  return nonblocking("MPI_Ialltoallv", {comm, -1, stype, nullptr, kNotRooted}, req, [&] {
     return PMPI_Ialltoallv(s, scounts, sdispls, stype, r, rcounts, rdispls, rtype, comm, req);
   });
 }
 
 // ---- point to point --------------------------------------------------------------------------------
 int MPI_Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return send_like("MPI_Send", count, type, dest, tag, comm,
+  return send_like("MPI_Send", buf, count, type, dest, tag, comm,
                    [&] { return PMPI_Send(buf, count, type, dest, tag, comm); });
 }
 int MPI_Ssend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return send_like("MPI_Ssend", count, type, dest, tag, comm,
+  return send_like("MPI_Ssend", buf, count, type, dest, tag, comm,
                    [&] { return PMPI_Ssend(buf, count, type, dest, tag, comm); });
 }
 int MPI_Bsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return send_like("MPI_Bsend", count, type, dest, tag, comm,
+  return send_like("MPI_Bsend", buf, count, type, dest, tag, comm,
                    [&] { return PMPI_Bsend(buf, count, type, dest, tag, comm); });
 }
 int MPI_Rsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  return send_like("MPI_Rsend", count, type, dest, tag, comm,
+  return send_like("MPI_Rsend", buf, count, type, dest, tag, comm,
                    [&] { return PMPI_Rsend(buf, count, type, dest, tag, comm); });
 }
 int MPI_Isend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return isend_like("MPI_Isend", count, type, dest, tag, comm, req,
+  return isend_like("MPI_Isend", buf, count, type, dest, tag, comm, req,
                     [&] { return PMPI_Isend(buf, count, type, dest, tag, comm, req); });
 }
 int MPI_Issend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
-  return isend_like("MPI_Issend", count, type, dest, tag, comm, req,
+  return isend_like("MPI_Issend", buf, count, type, dest, tag, comm, req,
                     [&] { return PMPI_Issend(buf, count, type, dest, tag, comm, req); });
 }
 int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
@@ -585,12 +717,13 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
       [&](JsonLine& l) {
         handle(l, "comm", comm).i64("count", count);
         dtype(l, "dtype", type).i64("peer", peer_rank(source)).i64("tag", tag_value(tag));
+        memory(l, "buf", "bytes", buf, count, type);
       },
       [&] { return PMPI_Recv(buf, count, type, source, tag, comm, st); },
       [&](JsonLine& l, int r) { status_out(l, r, *st); });
 }
 int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* req) {
-  return isend_like("MPI_Irecv", count, type, source, tag, comm, req,
+  return isend_like("MPI_Irecv", buf, count, type, source, tag, comm, req,
                     [&] { return PMPI_Irecv(buf, count, type, source, tag, comm, req); });
 }
 int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int stag, void* rbuf, int rcount,
@@ -604,6 +737,8 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
         dtype(l, "dtype", stype).i64("peer", peer_rank(dest)).i64("tag", tag_value(stag));
         l.i64("recv_count", rcount);
         dtype(l, "recv_dtype", rtype).i64("recv_peer", peer_rank(source)).i64("recv_tag", tag_value(rtag));
+        memory(l, "buf", "bytes", sbuf, scount, stype);
+        memory(l, "recv_buf", "recv_bytes", rbuf, rcount, rtype);
       },
       [&] { return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, st); },
       [&](JsonLine& l, int r) { status_out(l, r, *st); });
@@ -660,6 +795,26 @@ int MPI_Test(MPI_Request* req, int* flag, MPI_Status* status) {
         l.i64("flag", flag != nullptr ? *flag : 0);
         status_out(l, r, *st);
       });
+}
+int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
+  return some_of_requests("MPI_Waitsome", incount, reqs, outcount, indices,
+                          [&] { return PMPI_Waitsome(incount, reqs, outcount, indices, statuses); });
+}
+int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]) {
+  return some_of_requests("MPI_Testsome", incount, reqs, outcount, indices,
+                          [&] { return PMPI_Testsome(incount, reqs, outcount, indices, statuses); });
+}
+int MPI_Testany(int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status) {
+  int one = 0;
+  int done = 0;
+  return some_of_requests("MPI_Testany", count, reqs, &done, &one, [&] {
+    const int r = PMPI_Testany(count, reqs, index, flag, status);
+    if (r == MPI_SUCCESS && flag != nullptr && *flag != 0 && index != nullptr && *index != MPI_UNDEFINED) {
+      one = *index;
+      done = 1;
+    }
+    return r;
+  });
 }
 int MPI_Request_free(MPI_Request* req) {
   return recorded(

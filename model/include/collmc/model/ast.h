@@ -32,6 +32,7 @@ struct CallArgs {
   std::string dtype;        // empty: default (float32)
   std::string redop;        // empty: default (sum)
   std::string stream;       // empty: `main`
+  std::string mpi_call;     // call=NAME (mpi profile): the MPI function of a collective; empty: not said
   SourceLoc root_loc;
 };
 

@@ -89,6 +89,7 @@ struct Call {
   int dtype = 0;            // index into World::dtypes
   int redop = 0;            // index into World::redops
   int stream = 0;           // index into World::streams; 0 is `main`
+  std::string mpi_call;     // call=NAME: the MPI function of a collective (issue 26); empty: not said
   // init: the member list this rank passes (sorted world ranks); empty when it passes none (then the
   // comm's declared members). Members that pass different lists create no communicator: a mismatch.
   std::vector<int> members_view;  // also host_barrier: the ranks it waits for

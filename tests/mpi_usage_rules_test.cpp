@@ -1,0 +1,199 @@
+// MPI usage errors found in MPI recorder traces (issue 26; traces/src/mpi_usage_rules.cpp): each rule in both
+// outcomes, on traces written here line by line in the recorder's format (docs/TRACES.md), and the check of
+// the imported scenario (usage_error where the rule fires, nothing added where the program is correct).
+#if __has_include("collmc/traces/recorder_reader.h")
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collmc/traces/recorder_reader.h"
+#include "test_support.h"
+
+namespace {
+
+using collmc::traces::emit_scenario;
+using collmc::traces::read_recorder_buffers;
+
+// One process's trace: its calls as (name, entry fields, return fields), numbered in order.
+class Process {
+ public:
+  explicit Process(int rank, int size) {
+    text_ = R"({"ev":"process","format":"collmc-mpi-recorder","version":1,"pid":)" + std::to_string(100 + rank) +
+            R"(,"ppid":1,"host":"h","exe":"/bin/x","t_mono_ns":1,"t_wall_ns":2,"env_rank":-1,"env_local_rank":-1,)"
+            R"("env_world_size":-1})"
+            "\n";
+    call("MPI_Init", "",
+         R"("world_rank":)" + std::to_string(rank) + R"(,"world_size":)" + std::to_string(size) +
+             R"(,"world":"0x10","self":"0x20","comm_null":"0x30","tag_ub":32767)");
+  }
+  Process& call(const std::string& name, const std::string& in, const std::string& out = "") {
+    ++seq_;
+    const std::string head =
+        R"({"ev":"enter","seq":)" + std::to_string(seq_) + R"(,"tid":1,"t_mono_ns":5,"t_wall_ns":6,"call":")";
+    text_ += head + name + "\"" + (in.empty() ? "" : "," + in) + "}\n";
+    text_ += R"({"ev":"return","seq":)" + std::to_string(seq_) + R"(,"tid":1,"t_mono_ns":7,"t_wall_ns":8,"call":")" +
+             name + R"(","result":0)" + (out.empty() ? "" : "," + out) + "}\n";
+    return *this;
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+  int seq_ = 0;
+};
+
+std::string scenario(const std::vector<Process>& ps) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (size_t i = 0; i < ps.size(); ++i) files.emplace_back("rank" + std::to_string(i) + ".jsonl", ps[i].text());
+  return emit_scenario(read_recorder_buffers(files));
+}
+
+collmc::model::Verdict verdict(const std::string& text) { return collmc::testing::verdict_of(text); }
+
+const std::string kWin = R"("comm":"0x10","base":"0x1000","size":64,"disp_unit":4)";
+std::string put(int target, int disp, const std::string& buf = "0x9000") {
+  return R"("win":"0x40","target":)" + std::to_string(target) +
+         R"(,"count":1,"dtype":"MPI_INT","target_dtype":"MPI_INT","buf":")" + buf + R"(","bytes":4,"target_disp":)" +
+         std::to_string(disp) + R"(,"target_bytes":4)";
+}
+
+// Two ranks with a window; `body(rank, process)` adds what each does between the creation and the free.
+template <class Body>
+std::vector<Process> with_window(int ranks, Body body) {
+  std::vector<Process> ps;
+  for (int r = 0; r < ranks; ++r) {
+    Process p(r, ranks);
+    p.call("MPI_Win_create", kWin, R"("win":"0x40")");
+    body(r, p);
+    p.call("MPI_Win_free", R"("win":"0x40")").call("MPI_Finalize", "");
+    ps.push_back(p);
+  }
+  return ps;
+}
+
+TEST(MpiUsageRules, FencedPutsToDisjointBytesAreCorrect) {
+  const std::string s = scenario(with_window(2, [](int r, Process& p) {
+    p.call("MPI_Win_fence", R"("win":"0x40","assert":0,"nosucceed":0)")
+        .call("MPI_Put", put(1 - r, r))
+        .call("MPI_Win_fence", R"("win":"0x40","assert":0,"nosucceed":0)");
+  }));
+  EXPECT_EQ(s.find("mpi_error"), std::string::npos) << s;
+  EXPECT_EQ(verdict(s), collmc::model::Verdict::Safe) << s;
+}
+
+TEST(MpiUsageRules, PutOutsideAnyEpoch) {
+  const std::string s = scenario(with_window(2, [](int r, Process& p) {
+    if (r == 0) p.call("MPI_Put", put(1, 0));
+  }));
+  EXPECT_NE(s.find("outside any access epoch"), std::string::npos) << s;
+  EXPECT_EQ(verdict(s), collmc::model::Verdict::UsageError) << s;
+}
+
+TEST(MpiUsageRules, LockInsideLockAllAndUnclosedLock) {
+  const std::string doubled = scenario(with_window(2, [](int r, Process& p) {
+    if (r != 0) return;
+    p.call("MPI_Win_lock_all", R"("win":"0x40","assert":0)")
+        .call("MPI_Win_lock", R"("win":"0x40","target":1,"lock":"shared")")
+        .call("MPI_Win_unlock", R"("win":"0x40","target":1)")
+        .call("MPI_Win_unlock_all", R"("win":"0x40")");
+  }));
+  EXPECT_NE(doubled.find("two access epochs at once"), std::string::npos) << doubled;
+  const std::string unclosed = scenario(with_window(2, [](int r, Process& p) {
+    if (r == 0) p.call("MPI_Win_lock", R"("win":"0x40","target":1,"lock":"shared")").call("MPI_Put", put(1, 0));
+  }));
+  EXPECT_NE(unclosed.find("is still open"), std::string::npos) << unclosed;
+  const std::string fine = scenario(with_window(2, [](int r, Process& p) {
+    if (r != 0) return;
+    p.call("MPI_Win_lock", R"("win":"0x40","target":1,"lock":"shared")")
+        .call("MPI_Put", put(1, 0))
+        .call("MPI_Win_flush", R"("win":"0x40","target":1)")
+        .call("MPI_Win_unlock", R"("win":"0x40","target":1)");
+  }));
+  EXPECT_EQ(fine.find("mpi_error"), std::string::npos) << fine;
+}
+
+TEST(MpiUsageRules, TwoPutsToOneIntInOneEpochRaceUnlessExclusive) {
+  auto run = [](const char* lock) {
+    return scenario(with_window(3, [lock](int r, Process& p) {
+      p.call("MPI_Win_lock", std::string(R"("win":"0x40","target":1,"lock":")") + lock + "\"");
+      if (r != 1) p.call("MPI_Put", put(1, 2));
+      p.call("MPI_Win_unlock", R"("win":"0x40","target":1)");
+    }));
+  };
+  const std::string shared = run("shared");
+  EXPECT_NE(shared.find("a data race"), std::string::npos) << shared;
+  EXPECT_EQ(verdict(shared), collmc::model::Verdict::UsageError) << shared;
+  EXPECT_EQ(run("exclusive").find("mpi_error"), std::string::npos);
+}
+
+TEST(MpiUsageRules, GetIntoABufferSentBeforeTheEpochCloses) {
+  auto run = [](bool flush) {
+    return scenario(with_window(2, [flush](int r, Process& p) {
+      if (r == 1) {
+        p.call("MPI_Recv", R"("comm":"0x10","count":1,"dtype":"MPI_INT","peer":0,"tag":0,"buf":"0x5000","bytes":4)",
+               R"("source":0,"tag":0)");
+        return;
+      }
+      p.call("MPI_Win_lock", R"("win":"0x40","target":1,"lock":"exclusive")").call("MPI_Get", put(1, 0, "0x9000"));
+      if (flush) p.call("MPI_Win_flush", R"("win":"0x40","target":1)");
+      p.call("MPI_Send", R"("comm":"0x10","count":1,"dtype":"MPI_INT","peer":1,"tag":0,"buf":"0x9000","bytes":4)")
+          .call("MPI_Win_unlock", R"("win":"0x40","target":1)");
+    }));
+  };
+  EXPECT_NE(run(false).find("is not yet completed"), std::string::npos) << run(false);
+  EXPECT_EQ(run(true).find("mpi_error"), std::string::npos) << run(true);
+}
+
+TEST(MpiUsageRules, ArgumentsAndRequests) {
+  std::vector<Process> ps;
+  for (int r = 0; r < 2; ++r) {
+    Process p(r, 2);
+    p.call("MPI_Bcast", R"("comm":"0x10","count":1,"dtype":"MPI_INT","root":)" + std::string(r == 0 ? "2" : "0"));
+    p.call("MPI_Allreduce", R"("comm":"0x30","count":1,"dtype":"MPI_INT","op":"sum")");
+    p.call("MPI_Isend", R"("comm":"0x10","count":1,"dtype":"MPI_DATATYPE_NULL","peer":-2,"tag":-1)", R"("req":"0x77")");
+    p.call("MPI_Finalize", "");
+    ps.push_back(p);
+  }
+  const std::string s = scenario(ps);
+  EXPECT_NE(s.find("MPI_Bcast with root 2 on a communicator of 2 ranks"), std::string::npos) << s;
+  EXPECT_NE(s.find("MPI_Allreduce on MPI_COMM_NULL"), std::string::npos) << s;
+  EXPECT_NE(s.find("MPI_Isend with MPI_DATATYPE_NULL"), std::string::npos) << s;
+  EXPECT_NE(s.find("MPI_Isend with tag -1"), std::string::npos) << s;
+  EXPECT_NE(s.find("was never completed"), std::string::npos) << s;
+  // The same calls, correct: a root in range, the world, a named type, a tag, a wait.
+  std::vector<Process> good;
+  for (int r = 0; r < 2; ++r) {
+    Process p(r, 2);
+    p.call("MPI_Bcast", R"("comm":"0x10","count":1,"dtype":"MPI_INT","root":1)");
+    p.call("MPI_Isend", R"("comm":"0x10","count":1,"dtype":"MPI_INT","peer":-2,"tag":5)", R"("req":"0x77")");
+    p.call("MPI_Wait", R"("req":"0x77")", R"("source":-1,"tag":-1)");
+    p.call("MPI_Finalize", "");
+    good.push_back(p);
+  }
+  const std::string g = scenario(good);
+  EXPECT_EQ(g.find("mpi_error"), std::string::npos) << g;
+  EXPECT_EQ(verdict(g), collmc::model::Verdict::Safe) << g;
+}
+
+TEST(MpiUsageRules, BlockingAndNonblockingCollectivesOfOneKindMismatch) {
+  std::vector<Process> ps;
+  for (int r = 0; r < 2; ++r) {
+    Process p(r, 2);
+    if (r == 0) {
+      p.call("MPI_Iallreduce", R"("comm":"0x10","count":1,"dtype":"MPI_INT","op":"sum")", R"("req":"0x77")");
+      p.call("MPI_Wait", R"("req":"0x77")", R"("source":-1,"tag":-1)");
+    } else {
+      p.call("MPI_Allreduce", R"("comm":"0x10","count":1,"dtype":"MPI_INT","op":"sum")");
+    }
+    p.call("MPI_Finalize", "");
+    ps.push_back(p);
+  }
+  const std::string s = scenario(ps);
+  EXPECT_NE(s.find("call=Iallreduce"), std::string::npos) << s;
+  EXPECT_EQ(verdict(s), collmc::model::Verdict::Mismatch) << s;
+}
+
+}  // namespace
+#endif

@@ -1,0 +1,449 @@
+// MPI usage errors found in the recorded calls (mpi_usage_rules.h; docs/SEMANTICS_NOTES.md, "MPI usage
+// errors"). Every rule names the MPI 4.1 section that makes the call erroneous.
+#include "mpi_usage_rules.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace collmc::traces {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+int64_t number(const RecorderLine* l, const char* key, int64_t fallback) {
+  const Json* f = recorder_field(l, key);
+  return f != nullptr && f->is_number_integer() ? f->get<int64_t>() : fallback;
+}
+std::string text(const RecorderLine* l, const char* key) {
+  const Json* f = recorder_field(l, key);
+  return f != nullptr && f->is_string() ? f->get<std::string>() : std::string();
+}
+uint64_t address(const RecorderLine* l, const char* key) {
+  const std::string s = text(l, key);
+  auto v = parse_hex_field(s);
+  return v ? *v : 0;
+}
+std::vector<std::string> list(const RecorderLine* l, const char* key) {
+  std::vector<std::string> out;
+  const std::string s = text(l, key);
+  size_t start = 0;
+  while (start < s.size()) {
+    const size_t comma = s.find(',', start);
+    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+bool is_send(const std::string& n) {
+  return n == "MPI_Send" || n == "MPI_Ssend" || n == "MPI_Bsend" || n == "MPI_Rsend" || n == "MPI_Isend" ||
+         n == "MPI_Issend";
+}
+bool is_rooted(const std::string& n) {
+  static const std::set<std::string> rooted = {"MPI_Bcast",   "MPI_Reduce",   "MPI_Gather",   "MPI_Gatherv",
+                                               "MPI_Scatter", "MPI_Scatterv", "MPI_Ibcast",   "MPI_Ireduce",
+                                               "MPI_Igather", "MPI_Igatherv", "MPI_Iscatter", "MPI_Iscatterv"};
+  return rooted.count(n) > 0;
+}
+// The blocking collectives, which every member enters in the same order: the synchronisation count.
+bool is_blocking_collective(const std::string& n) {
+  static const std::set<std::string> names = {
+      "MPI_Barrier",  "MPI_Bcast",     "MPI_Reduce",         "MPI_Allreduce",
+      "MPI_Scan",     "MPI_Exscan",    "MPI_Allgather",      "MPI_Allgatherv",
+      "MPI_Gather",   "MPI_Gatherv",   "MPI_Scatter",        "MPI_Scatterv",
+      "MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block"};
+  return names.count(n) > 0;
+}
+bool is_rma(const std::string& n) { return n == "MPI_Put" || n == "MPI_Get" || n == "MPI_Accumulate"; }
+
+std::string hex(uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << v;
+  return s.str();
+}
+
+}  // namespace
+
+void MpiUsageRules::error(size_t p, size_t i, const std::string& message) {
+  auto& list = errors_[{p, i}];
+  if (std::find(list.begin(), list.end(), message) == list.end()) list.push_back(message);
+}
+
+void MpiUsageRules::observe(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx) {
+  ProcessRules& pr = processes_[p];
+  pr.rank = ctx.world_rank;
+  const RecorderLine* in = rc.enter;
+  const RecorderLine* ret = rc.ret;
+  const std::string name = in->event["call"].get<std::string>();
+  const bool ok = ret != nullptr && number(ret, "result", 0) == 0;
+
+  if (name == "MPI_Init" || name == "MPI_Init_thread") {
+    if (ret != nullptr) pr.tag_ub = number(ret, "tag_ub", -1);
+    return;
+  }
+
+  // ---- arguments MPI makes erroneous whatever the other ranks do ----
+  if (recorder_field(in, "comm") != nullptr && ctx.comm_null)
+    error(p, i, name + " on MPI_COMM_NULL: a null handle is no valid communicator (MPI 4.1 sec. 2.5.4)");
+  if (name != "MPI_Barrier" && name != "MPI_Ibarrier")
+    for (const char* key : {"dtype", "recv_dtype", "target_dtype"})
+      if (text(in, key) == "MPI_DATATYPE_NULL")
+        error(p, i, name + " with MPI_DATATYPE_NULL: a null handle is no valid datatype (MPI 4.1 sec. 2.5.4, 3.2.2)");
+  if (text(in, "op") == "null")
+    error(p, i, name + " with MPI_OP_NULL: a null handle is no valid operation (MPI 4.1 sec. 2.5.4, 6.9)");
+  if (is_rooted(name) && recorder_field(in, "root") != nullptr && ctx.comm_size > 0) {
+    const int64_t root = number(in, "root", 0);
+    if (root < 0 || root >= ctx.comm_size)
+      error(p, i,
+            name + " with root " + std::to_string(root) + " on a communicator of " + std::to_string(ctx.comm_size) +
+                " ranks: the root must be a rank of the group (MPI 4.1 sec. 6.1, 6.4)");
+  }
+  auto check_tag = [&](const char* key, bool send) {
+    if (recorder_field(in, key) == nullptr) return;
+    const int64_t tag = number(in, key, 0);
+    if (send && tag < 0)
+      error(p, i,
+            name + " with tag " + std::to_string(tag) +
+                ": a send's tag is 0 to MPI_TAG_UB, never negative nor MPI_ANY_TAG (MPI 4.1 sec. 3.2.3)");
+    else if (!send && tag < -1)
+      error(p, i,
+            name + " with tag " + std::to_string(tag) +
+                ": a receive's tag is 0 to MPI_TAG_UB or MPI_ANY_TAG (MPI 4.1 sec. 3.2.3)");
+    else if (pr.tag_ub >= 0 && tag > pr.tag_ub)
+      error(p, i,
+            name + " with tag " + std::to_string(tag) + " above MPI_TAG_UB " + std::to_string(pr.tag_ub) +
+                " (MPI 4.1 sec. 3.2.3)");
+  };
+  if (is_send(name)) check_tag("tag", true);
+  if (name == "MPI_Recv" || name == "MPI_Irecv" || name == "MPI_Probe") check_tag("tag", false);
+  if (name == "MPI_Sendrecv") {
+    check_tag("tag", true);
+    check_tag("recv_tag", false);
+    const uint64_t s = address(in, "buf"), r = address(in, "recv_buf");
+    const int64_t sb = number(in, "bytes", 0), rb = number(in, "recv_bytes", 0);
+    if (s != 0 && r != 0 && sb > 0 && rb > 0 && s < r + static_cast<uint64_t>(rb) && r < s + static_cast<uint64_t>(sb))
+      error(p, i, "MPI_Sendrecv whose send and receive buffers overlap: they must be disjoint (MPI 4.1 sec. 3.10)");
+  }
+  if (recorder_field(in, "invalid_color") != nullptr)
+    error(p, i,
+          name + " with color " + std::to_string(number(in, "invalid_color", 0)) +
+              ": a color is non-negative or MPI_UNDEFINED (MPI 4.1 sec. 7.4.2)");
+  if (recorder_field(in, "invalid_dim") != nullptr)
+    error(p, i,
+          name + " with dimension " + std::to_string(number(in, "invalid_dim", 0)) +
+              ": every dimension is at least one (MPI 4.1 sec. 8.5.1)");
+  if (recorder_field(in, "not_cartesian") != nullptr)
+    error(p, i, name + " on a communicator without a Cartesian topology (MPI 4.1 sec. 8.5.5)");
+  if (name == "MPI_Win_create" && address(in, "base") == 0 && number(in, "size", 0) > 0)
+    error(p, i,
+          "MPI_Win_create of " + std::to_string(number(in, "size", 0)) +
+              " bytes at a null base: the window memory is no valid buffer (MPI 4.1 sec. 12.2.1)");
+
+  // ---- requests: each nonblocking operation is completed by a wait, a successful test or a free ----
+  if (name == "MPI_Isend" || name == "MPI_Issend" || name == "MPI_Irecv" ||
+      (name.rfind("MPI_I", 0) == 0 && recorder_field(in, "comm") != nullptr && ret != nullptr &&
+       recorder_field(ret, "req") != nullptr)) {
+    if (ok) {
+      const uint64_t r = address(ret, "req");
+      if (r != 0) pr.requests[r] = name;
+    }
+  }
+  auto done = [&](const std::string& handle) {
+    if (auto v = parse_hex_field(handle)) pr.requests.erase(*v);
+    if (handle.find("...") != std::string::npos) pr.requests_unknown = true;
+  };
+  if (name == "MPI_Wait" || name == "MPI_Request_free" || (name == "MPI_Test" && ok && number(ret, "flag", 0) != 0))
+    done(text(in, "req"));
+  if ((name == "MPI_Waitall" && ret != nullptr) || (name == "MPI_Testall" && ok && number(ret, "flag", 0) != 0))
+    for (const auto& h : list(in, "reqs")) done(h);
+  if (name == "MPI_Waitany" || name == "MPI_Waitsome" || name == "MPI_Testsome" || name == "MPI_Testany") {
+    const auto reqs = list(in, "reqs");
+    std::vector<int64_t> picked;
+    if (ok && name == "MPI_Waitany") picked.push_back(number(ret, "index", -1));
+    if (ok && name != "MPI_Waitany")
+      for (const auto& s : list(ret, "indices")) picked.push_back(std::atoll(s.c_str()));
+    for (int64_t k : picked)
+      if (k >= 0 && static_cast<size_t>(k) < reqs.size()) done(reqs[static_cast<size_t>(k)]);
+    for (const auto& h : reqs)
+      if (h.find("...") != std::string::npos) pr.requests_unknown = true;
+  }
+
+  // ---- RMA: epochs (MPI 4.1 sec. 12.5) and the bytes each transfer touches (sec. 12.7) ----
+  if (!ctx.window.empty()) {
+    Epochs& e = pr.windows[ctx.window];
+    if (name == "MPI_Win_create" || name == "MPI_Win_allocate" || name == "MPI_Win_allocate_shared" ||
+        name == "MPI_Win_create_dynamic") {
+      e = Epochs{};
+      e.comm_size = ctx.comm_size;
+      e.world_comm = ctx.world_comm;
+      WindowMemory m;
+      m.base = name == "MPI_Win_create" ? address(in, "base") : (ret != nullptr ? address(ret, "base") : 0);
+      m.size = number(in, "size", 0);
+      m.disp_unit = std::max<int64_t>(1, number(in, "disp_unit", 1));
+      if (ok) memory_[{ctx.window, pr.rank}] = m;
+      ++pr.syncs;
+      return;
+    }
+    if (e.freed) return;
+    const int64_t target = number(in, "target", -1);
+    if (is_rma(name)) {
+      rma_call(p, i, in, name, ctx, e);
+    } else if (name == "MPI_Win_fence") {
+      if (e.doubled_ops > 0)
+        error(p, i,
+              "MPI_Win_fence on " + ctx.window +
+                  " closes a fence epoch whose RMA calls were also inside a lock or start epoch: two access epochs "
+                  "at once (MPI 4.1 sec. 12.5: distinct access epochs on a window are disjoint)");
+      complete_pending(e, i, pr, -1);
+      e.fence_open = number(in, "nosucceed", 0) == 0;
+      e.fence_only_ops = e.doubled_ops = 0;
+      ++pr.syncs;
+    } else if (name == "MPI_Win_lock") {
+      if (e.locks.count(target) || e.lock_all)
+        error(p, i,
+              "MPI_Win_lock of rank " + std::to_string(target) + " on " + ctx.window + " while this rank already " +
+                  (e.lock_all ? "holds MPI_Win_lock_all" : "holds a lock of it") +
+                  ": two access epochs at once (MPI 4.1 sec. 12.5, 12.5.3)");
+      e.locks[target] = text(in, "lock") == "exclusive";
+    } else if (name == "MPI_Win_lock_all") {
+      if (e.lock_all || !e.locks.empty())
+        error(p, i,
+              "MPI_Win_lock_all on " + ctx.window + " while this rank already holds " +
+                  (e.lock_all ? "MPI_Win_lock_all" : "a lock") +
+                  ": two access epochs at once (MPI 4.1 sec. 12.5, 12.5.3)");
+      e.lock_all = true;
+    } else if (name == "MPI_Win_unlock") {
+      if (!e.locks.count(target))
+        error(p, i,
+              "MPI_Win_unlock of rank " + std::to_string(target) + " on " + ctx.window +
+                  ", which this rank has not locked (MPI 4.1 sec. 12.5.3)");
+      complete_pending(e, i, pr, target);
+      e.locks.erase(target);
+    } else if (name == "MPI_Win_unlock_all") {
+      if (!e.lock_all)
+        error(p, i, "MPI_Win_unlock_all on " + ctx.window + " without MPI_Win_lock_all (MPI 4.1 sec. 12.5.3)");
+      complete_pending(e, i, pr, -1);
+      e.lock_all = false;
+    } else if (name == "MPI_Win_flush" || name == "MPI_Win_flush_local" || name == "MPI_Win_flush_all" ||
+               name == "MPI_Win_flush_local_all") {
+      const bool all = name == "MPI_Win_flush_all" || name == "MPI_Win_flush_local_all";
+      if (!e.lock_all && (all ? e.locks.empty() : !e.locks.count(target)))
+        error(p, i, name + " on " + ctx.window + " outside a passive-target epoch (MPI 4.1 sec. 12.5.4)");
+      complete_pending(e, i, pr, all ? -1 : target);
+    } else if (name == "MPI_Win_start") {
+      if (e.access)
+        error(p, i,
+              "MPI_Win_start on " + ctx.window + " inside an access epoch it started before (MPI 4.1 sec. 12.5.2)");
+      e.access = true;
+    } else if (name == "MPI_Win_complete") {
+      if (!e.access) error(p, i, "MPI_Win_complete on " + ctx.window + " without MPI_Win_start (MPI 4.1 sec. 12.5.2)");
+      complete_pending(e, i, pr, -1);
+      e.access = false;
+    } else if (name == "MPI_Win_post") {
+      if (e.exposure)
+        error(p, i,
+              "MPI_Win_post on " + ctx.window + " inside an exposure epoch it posted before (MPI 4.1 sec. 12.5.2)");
+      e.exposure = true;
+    } else if (name == "MPI_Win_wait") {
+      if (!e.exposure) error(p, i, "MPI_Win_wait on " + ctx.window + " without MPI_Win_post (MPI 4.1 sec. 12.5.2)");
+      e.exposure = false;
+    } else if (name == "MPI_Win_free") {
+      close_window(p, i, ctx.window, e, "MPI_Win_free");
+      complete_pending(e, i, pr, -1);
+      e.freed = true;
+      ++pr.syncs;
+    }
+    return;
+  }
+
+  if (name == "MPI_Finalize") {
+    for (auto& [id, e] : pr.windows)
+      if (!e.freed) close_window(p, i, id, e, "MPI_Finalize");
+    if (!pr.requests_unknown)
+      for (const auto& [handle, what] : pr.requests)
+        error(p, i,
+              "MPI_Finalize while the request of a " + what + " (" + hex(handle) +
+                  ") was never completed by a wait or test, nor freed (MPI 4.1 sec. 3.7.3, 11.2.2)");
+    return;
+  }
+  if (is_blocking_collective(name) && ctx.world_comm) ++pr.syncs;
+
+  // ---- buffers of point-to-point calls: local accesses an RMA transfer in flight may race with ----
+  if (is_send(name) || name == "MPI_Recv" || name == "MPI_Irecv" || name == "MPI_Sendrecv") {
+    const bool recv = name == "MPI_Recv" || name == "MPI_Irecv";
+    // MPI_PROC_NULL (-2): no data moves, the buffer is not touched (MPI 4.1 sec. 3.11).
+    if (number(in, "peer", 0) != -2) local_access(p, i, in, "buf", "bytes", recv, name);
+    if (name == "MPI_Sendrecv" && number(in, "recv_peer", 0) != -2)
+      local_access(p, i, in, "recv_buf", "recv_bytes", true, name);
+  }
+}
+
+void MpiUsageRules::close_window(size_t p, size_t i, const std::string& window, Epochs& e, const char* why) {
+  std::string open;
+  if (e.lock_all) open = "MPI_Win_lock_all";
+  if (!e.locks.empty()) open = "a lock of rank " + std::to_string(e.locks.begin()->first);
+  if (e.access) open = "MPI_Win_start";
+  if (!open.empty())
+    error(p, i,
+          std::string(why) + " of " + window + " while its epoch from " + open +
+              " is still open: every epoch is closed first (MPI 4.1 sec. 12.2.5, 12.5)");
+  if (e.fence_open && e.fence_only_ops > 0)
+    error(p, i,
+          std::string(why) + " of " + window + " with " + std::to_string(e.fence_only_ops) +
+              " RMA call(s) after its last MPI_Win_fence and no fence to complete them (MPI 4.1 sec. 12.5.1)");
+}
+
+void MpiUsageRules::rma_call(size_t p, size_t i, const RecorderLine* in, const std::string& name,
+                             const MpiCallContext& ctx, Epochs& e) {
+  ProcessRules& pr = processes_[p];
+  const int64_t target = number(in, "target", -1);
+  const std::string what = name + " to rank " + std::to_string(target);
+  if (target == -2) return;  // MPI_PROC_NULL: no transfer
+  if (e.comm_size > 0 && (target < 0 || target >= e.comm_size)) {
+    error(p, i, what + " on " + ctx.window + ": no such rank in the window's group (MPI 4.1 sec. 12.3)");
+    return;
+  }
+  const bool passive = e.lock_all || e.locks.count(target) > 0 || e.access;
+  if (!e.fence_open && !passive) {
+    error(p, i,
+          what + " on " + ctx.window +
+              " outside any access epoch: no MPI_Win_fence, MPI_Win_lock, MPI_Win_lock_all or MPI_Win_start opened "
+              "one (MPI 4.1 sec. 12.5)");
+    return;
+  }
+  if (e.fence_open && passive)
+    ++e.doubled_ops;
+  else if (e.fence_open)
+    ++e.fence_only_ops;
+  const bool exclusive = !e.lock_all && e.locks.count(target) > 0 && e.locks[target];
+  const bool get = name == "MPI_Get";
+  Access origin;
+  origin.p = p;
+  origin.index = i;
+  origin.rank = origin.owner = pr.rank;
+  origin.lo = address(in, "buf");
+  origin.hi = origin.lo + static_cast<uint64_t>(std::max<int64_t>(0, number(in, "bytes", 0)));
+  origin.write = get;
+  origin.rma = true;
+  origin.in_epoch = true;
+  origin.sync_from = origin.sync_to = pr.syncs;
+  origin.done = SIZE_MAX;
+  origin.what = what + (get ? " writing its origin buffer" : " reading its origin buffer");
+  Access remote = origin;
+  remote.owner = e.world_comm ? static_cast<int>(target) : -1;  // ranks of another comm: not followed
+  remote.window = ctx.window;
+  remote.disp = number(in, "target_disp", 0);
+  remote.bytes = std::max<int64_t>(0, number(in, "target_bytes", 0));
+  remote.lo = remote.hi = 0;
+  remote.write = !get;
+  remote.accumulate = name == "MPI_Accumulate";
+  remote.exclusive = exclusive;
+  remote.what = what + (get ? " reading its window" : " writing its window");
+  if (origin.hi > origin.lo) {
+    e.pending.push_back(accesses_.size());
+    accesses_.push_back(origin);
+  }
+  if (remote.owner >= 0 && remote.bytes > 0) {
+    e.pending.push_back(accesses_.size());
+    accesses_.push_back(remote);
+  }
+}
+
+void MpiUsageRules::complete_pending(Epochs& e, size_t i, const ProcessRules& pr, int64_t target) {
+  std::vector<size_t> still;
+  for (size_t k : e.pending) {
+    Access& a = accesses_[k];
+    const bool hit = target < 0 || (a.window.empty() ? true : a.owner == target);
+    if (!hit) {
+      still.push_back(k);
+      continue;
+    }
+    a.done = i;
+    a.sync_to = pr.syncs;
+  }
+  e.pending = std::move(still);
+}
+
+void MpiUsageRules::local_access(size_t p, size_t i, const RecorderLine* in, const char* addr, const char* bytes,
+                                 bool write, const std::string& what) {
+  ProcessRules& pr = processes_[p];
+  const uint64_t lo = address(in, addr);
+  const int64_t n = number(in, bytes, 0);
+  if (lo == 0 || n <= 0) return;
+  Access a;
+  a.p = p;
+  a.index = a.done = i;
+  a.rank = a.owner = pr.rank;
+  a.lo = lo;
+  a.hi = lo + static_cast<uint64_t>(n);
+  a.write = write;
+  a.sync_from = a.sync_to = pr.syncs;
+  for (const auto& [id, e] : pr.windows)
+    if (!e.freed && (e.fence_open || e.lock_all || !e.locks.empty() || e.access)) a.in_epoch = true;
+  a.what = what + (write ? " writing its buffer" : " reading its buffer");
+  accesses_.push_back(a);
+}
+
+void MpiUsageRules::find_races() {
+  // Target bytes become the owner's addresses (its window's base and displacement unit).
+  for (Access& a : accesses_) {
+    if (a.window.empty()) continue;
+    auto it = memory_.find({a.window, a.owner});
+    if (it == memory_.end() || it->second.base == 0) {
+      a.owner = -1;
+      continue;
+    }
+    a.lo = it->second.base + static_cast<uint64_t>(a.disp * it->second.disp_unit);
+    a.hi = a.lo + static_cast<uint64_t>(a.bytes);
+  }
+  // Pairs of accesses to one rank's memory; a program with very many is left unchecked (quadratic).
+  std::map<int, std::vector<size_t>> by_owner;
+  for (size_t k = 0; k < accesses_.size(); ++k)
+    if (accesses_[k].owner >= 0) by_owner[accesses_[k].owner].push_back(k);
+  constexpr size_t kMaxPerOwner = 4096;
+  for (const auto& [owner, ks] : by_owner) {
+    if (ks.size() > kMaxPerOwner) continue;
+    for (size_t x = 0; x < ks.size(); ++x)
+      for (size_t y = x + 1; y < ks.size(); ++y) {
+        const Access& a = accesses_[ks[x]];
+        const Access& b = accesses_[ks[y]];
+        if (a.lo >= b.hi || b.lo >= a.hi) continue;
+        if (!a.write && !b.write) continue;
+        if (a.accumulate && b.accumulate) continue;
+        if (a.rank == b.rank) {
+          // One rank: a call made while an RMA transfer on the same bytes is in flight (MPI 4.1 sec. 12.7).
+          if (a.p == b.p && a.index == b.index) continue;
+          const Access& first = a.index <= b.index ? a : b;
+          const Access& second = a.index <= b.index ? b : a;
+          if (!first.rma || second.index <= first.index || second.index >= first.done) continue;
+          if (!first.window.empty() && !second.window.empty()) continue;  // two transfers to this rank's own window
+          error(second.p, second.index,
+                second.what + " while " + first.what +
+                    " is not yet completed: the same bytes, one of them written, "
+                    "in one epoch (MPI 4.1 sec. 12.7)");
+          continue;
+        }
+        // Two ranks: concurrent when neither completed before a synchronisation the other came after.
+        if (a.sync_to < b.sync_from || b.sync_to < a.sync_from) continue;
+        const bool a_remote = !a.window.empty(), b_remote = !b.window.empty();
+        if (!a_remote && !b_remote) continue;                              // each rank's own buffers: not shared
+        if (a_remote && b_remote && a.exclusive && b.exclusive) continue;  // exclusive locks serialise them
+        const Access& local = a_remote ? b : a;
+        if (!(a_remote && b_remote) && !local.rma && !local.in_epoch) continue;
+        const Access& at = (a_remote && b_remote) ? b : local;
+        const Access& other = &at == &a ? b : a;
+        error(at.p, at.index,
+              at.what + " and rank " + std::to_string(other.rank) + "'s " + other.what +
+                  " touch the same bytes of rank " + std::to_string(owner) +
+                  " in one epoch, one of them a write: a data race (MPI 4.1 sec. 12.7)");
+      }
+  }
+}
+
+std::map<std::pair<size_t, size_t>, std::vector<std::string>> MpiUsageRules::errors() {
+  find_races();
+  return errors_;
+}
+
+}  // namespace collmc::traces

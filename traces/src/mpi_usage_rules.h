@@ -1,0 +1,95 @@
+// MPI usage errors that the MPI trace reader finds in the recorded calls themselves, without search
+// (issue 26; docs/SEMANTICS_NOTES.md, "MPI usage errors"): a call MPI 4.1 makes erroneous, found in one
+// rank's own calls (an RMA call outside an access epoch, a second lock, MPI_DATATYPE_NULL, a root out of
+// range, a request never completed) or across ranks (two RMA accesses to the same bytes in one epoch,
+// one of them a write). Each becomes an `mpi_error "TEXT"` statement before the call it is about; the
+// checker reports it as `usage_error` when the rank reaches it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collmc/traces/recorder_reader.h"
+
+namespace collmc::traces {
+
+// What the reader knows of one recorded call beyond its lines.
+struct MpiCallContext {
+  int world_rank = -1;
+  int comm_size = -1;       // the size of the call's "comm", when known
+  bool comm_null = false;   // the call's "comm" is MPI_COMM_NULL
+  bool world_comm = false;  // the call's "comm" (a window's: the comm it was made on) is MPI_COMM_WORLD
+  std::string window;       // the call's window ("win", or the one a creation makes): one id on every rank
+};
+
+class MpiUsageRules {
+ public:
+  // Call i of process p (in entry order); `ctx` as the reader resolved it. Calls of one process come in order.
+  void observe(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx);
+  // The errors, by (process, call index), in the order found; the races across ranks are found here.
+  std::map<std::pair<size_t, size_t>, std::vector<std::string>> errors();
+
+ private:
+  struct Epochs {             // one rank's synchronisation state on one window
+    bool fence_open = false;  // after a fence without MPI_MODE_NOSUCCEED
+    bool lock_all = false;
+    std::map<int64_t, bool> locks;  // target -> exclusive
+    bool access = false;            // MPI_Win_start .. MPI_Win_complete
+    bool exposure = false;          // MPI_Win_post .. MPI_Win_wait
+    int fence_only_ops = 0;         // RMA calls since the last fence that only the fence epoch covers
+    int doubled_ops = 0;            // RMA calls since the last fence also inside a lock or start epoch
+    int comm_size = -1;
+    bool world_comm = false;  // made on MPI_COMM_WORLD: targets are world ranks (races are checked)
+    bool freed = false;
+    std::vector<size_t> pending;  // this rank's RMA calls (indices into accesses_) not yet completed
+  };
+  struct Access {                 // bytes an MPI call reads or writes, for the race rules
+    size_t p = 0, index = 0;      // the call
+    int rank = -1;                // the world rank that made it
+    int owner = -1;               // the world rank whose memory it is
+    std::string window;           // for an RMA call's target bytes: its window; empty: origin/local bytes
+    int64_t disp = 0, bytes = 0;  // target bytes: displacement (window units) and length
+    uint64_t lo = 0, hi = 0;      // local bytes (the owner's addresses)
+    bool write = false;
+    bool accumulate = false;         // accumulates to the same bytes do not race with each other
+    bool exclusive = false;          // made under an exclusive lock of `owner`
+    bool rma = false;                // an RMA call (its origin bytes stay in use until completed)
+    bool in_epoch = false;           // a local access made while the rank held an epoch on a window
+    int sync_from = 0, sync_to = 0;  // the rank's synchronisation count at issue and at completion
+    size_t done = SIZE_MAX;          // the call index that completed it (RMA), else its own index
+    std::string what;                // "MPI_Put to rank 1"
+  };
+  struct ProcessRules {
+    int rank = -1;
+    int64_t tag_ub = -1;
+    int syncs = 0;  // collective synchronisations so far (fences, world collectives, ...)
+    std::map<std::string, Epochs> windows;
+    std::map<uint64_t, std::string> requests;  // posted, not yet completed: handle -> the call that posted it
+    bool requests_unknown = false;             // a completion listed more requests than its line holds
+  };
+  struct WindowMemory {
+    uint64_t base = 0;
+    int64_t size = 0, disp_unit = 1;
+  };
+
+  void error(size_t p, size_t i, const std::string& text);
+  void rma_call(size_t p, size_t i, const RecorderLine* in, const std::string& name, const MpiCallContext& ctx,
+                Epochs& e);
+  void complete_pending(Epochs& e, size_t i, const ProcessRules& pr, int64_t target);
+  void close_window(size_t p, size_t i, const std::string& window, Epochs& e, const char* why);
+  void local_access(size_t p, size_t i, const RecorderLine* in, const char* addr, const char* bytes, bool write,
+                    const std::string& what);
+  void find_races();
+
+  std::map<size_t, ProcessRules> processes_;
+  std::map<std::pair<std::string, int>, WindowMemory> memory_;  // (window, world rank) -> its bytes
+  std::vector<Access> accesses_;
+  std::map<std::pair<size_t, size_t>, std::vector<std::string>> errors_;
+};
+
+}  // namespace collmc::traces
