@@ -41,7 +41,7 @@ TEST(NcclReleases, KnownReleasesAndTheWarning) {
   EXPECT_TRUE(model::known_nccl_release(model::nccl_version_code(2, 17, 1)));
   EXPECT_FALSE(model::known_nccl_release(model::nccl_version_code(2, 29, 5)));
   EXPECT_FALSE(model::known_nccl_release(model::nccl_version_code(2, 16, 0)));
-  EXPECT_EQ(model::nearest_known_nccl_release(model::nccl_version_code(2, 29, 5)), model::nccl_version_code(2, 29, 7));
+  EXPECT_EQ(model::nearest_known_nccl_release(model::nccl_version_code(2, 29, 6)), model::nccl_version_code(2, 29, 7));
   EXPECT_EQ(model::nearest_known_nccl_release(model::nccl_version_code(2, 40, 0)), model::nccl_version_code(2, 31, 2));
   EXPECT_EQ(model::nearest_known_nccl_release(model::nccl_version_code(2, 12, 0)), model::nccl_version_code(2, 17, 1));
 

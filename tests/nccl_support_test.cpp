@@ -151,14 +151,17 @@ TEST(NcclSupport, EveryFunctionTheReplayCallsIsLookedUp) {
 }
 
 TEST(NcclSupport, ACallTheLibraryLacksIsRefusedNamingCallLineAndRelease) {
-  auto w = model::load_world(source_dir() + "/tests/calibration-probes/onesided_put_then_wait.cmc");
+  auto w = world_from(
+      "ranks 2\nset nccl_version = 2.29\ncomm A = [0, 1]\n"
+      "rank 0 {\n  alloc w\n  alloc x\n  register A w\n  register A x\n  put_signal A 1 x -> w\n}\n"
+      "rank 1 {\n  alloc w\n  alloc x\n  register A w\n  register A x\n  wait_signal A 0\n}\n");
   replay::NcclProbe old;
   old.gpus = 2;
   old.version = kNccl2283;
   old.library = "/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3";
   old.missing = {"ncclPutSignal", "ncclSignal", "ncclWaitSignal", "ncclCommGetUniqueId", "ncclCommGrow"};
   const std::string refusal = replay::missing_function_refusal(w, old);
-  for (const char* word : {"`put_signal A 1 x -> w`", "onesided_put_then_wait.cmc:14", "ncclPutSignal", "NCCL 2.28.3",
+  for (const char* word : {"`put_signal A 1 x -> w`", ":9:3)", "ncclPutSignal", "NCCL 2.28.3",
                            "in NCCL 2.29 and later", "--nccl LIB"})
     EXPECT_NE(refusal.find(word), std::string::npos) << word << " in: " << refusal;
   replay::NcclProbe recent = old;

@@ -437,20 +437,24 @@ TEST(SemanticsDestroy, WaitsWhateverRuntimeConnectAndCommModeAre) {
                  Verdict::Deadlock);
 }
 
-TEST(SemanticsAbort, WaitsForItsKernelsQueuedBehindAnotherCommsStuckKernel) {
-  // Issue 14 item 6 (documented, unmeasured): rank 0's B kernel is queued behind A's, which rank 1 never
-  // joins. Aborting B alone waits for B's kernel to start: a hang; aborting A first, or both in one
-  // group, releases both.
+TEST(SemanticsAbort, WaitsForAnIdleGpuSoAnotherCommsStuckKernelHoldsIt) {
+  // Measured on one shared H200 with NCCL 2.30.7 (docs/HARDWARE.md, tests/calibration-probes/abort_*):
+  // ncclCommAbort returns once the rank's GPU is idle (its free of device memory synchronizes the
+  // device). Rank 0's A kernel is stuck (rank 1 never joins A); B's is queued behind it.
   const std::string stuck = kWarmAB + "all_reduce A xa; all_reduce B xb; ";
   const std::string peer = kWarmAB + "all_reduce B xb; abort B; abort A";
   EXPECT_VERDICT(two_ranks("", stuck + "abort B; abort A", peer), Verdict::Deadlock);
-  EXPECT_VERDICT(two_ranks("", stuck + "abort A; abort B", peer), Verdict::Safe);
+  // Aborting the stuck comm first frees the stream, but B's kernel then waits for rank 1, which aborted
+  // B: the GPU never idles (abort_stuck_comm_first hangs in `abort A`).
+  EXPECT_VERDICT(two_ranks("", stuck + "abort A; abort B", peer), Verdict::Deadlock);
+  // Both in one group: every aborted comm's kernels exit first (abort_grouped_behind_stuck_kernel completes).
   EXPECT_VERDICT(two_ranks("", stuck + "group { abort B; abort A }", peer), Verdict::Safe);
-  // On its own stream B's kernel runs, sees the abort and exits.
+  // B on its own stream completes, but A's stuck kernel keeps the GPU busy: `abort B` hangs too
+  // (abort_two_streams).
   EXPECT_VERDICT(two_ranks("", kWarmAB + "all_reduce A xa; all_reduce B xb on side; abort B; abort A",
                            kWarmAB + "all_reduce B xb on side; abort B; abort A"),
-                 Verdict::Safe);
-  // A kernel of the same comm ahead of it is aborted too.
+                 Verdict::Deadlock);
+  // The aborted comm's own kernels exit: with no other work, the abort returns.
   EXPECT_VERDICT(two_ranks("", kWarmAB + "all_reduce A xa; all_reduce A ya; abort A", kWarmAB), Verdict::Safe);
   // Behind a kernel that completes later, the abort waits for it and then returns.
   EXPECT_VERDICT(two_ranks("", kWarmAB + "all_reduce A xa; all_reduce B xb; abort B; sync main",

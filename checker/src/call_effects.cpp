@@ -229,9 +229,14 @@ class Issuer {
         rs_.streams[static_cast<size_t>(stream)].push_back(std::move(e));
       }
     }
-    // An abort returns once its comm's work left the streams; a group's aborts all took effect above.
+    // An abort returns once this rank's GPU is idle: ncclCommAbort frees the comm's device memory, and
+    // the free synchronizes the device, so it waits for every kernel of every comm, not only its own
+    // (measured on one shared H200, NCCL 2.30.7: tests/calibration-probes/abort_two_streams and
+    // abort_stuck_comm_first hang in their first abort while another comm's kernel is stuck;
+    // docs/HARDWARE.md). A group's aborts all took effect above, so aborting the stuck comms together
+    // releases them.
     for (const auto& [comm, call] : aborted_)
-      if (has_part(rs_, comm))
+      if (has_any_part(rs_))
         waits_.push_back(Wait{
             .kind = WaitKind::AbortDrain, .comm = static_cast<uint16_t>(comm), .call = static_cast<uint32_t>(call)});
     thread.waits.insert(thread.waits.end(), waits_.begin(), waits_.end());

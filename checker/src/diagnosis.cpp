@@ -187,8 +187,8 @@ std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) co
       break;
     case WaitKind::AbortDrain:
       out = "waits in the abort of " + comm.name +
-            " for its kernels queued behind other work to start (and see the abort); abort the comms together "
-            "(one group) to release them";
+            " until this rank's GPU is idle (ncclCommAbort frees device memory, which waits for every kernel, "
+            "also other comms' stuck ones); abort the stuck comms together (one group) to release them";
       break;
     case WaitKind::GrowId:
       out = "waits in the grow of " + comm.name + " for the id grow_id hands to its first and last rank (id " +
@@ -454,7 +454,8 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
             break;
           case WaitKind::AbortDrain:
             d.comm = w.comm;
-            on_own_streams(d, r, -1, w.comm, "its queued work on " + world_.comm_name(w.comm));
+            on_own_streams(d, r, -1, -1, "its unfinished device work (the abort of " + world_.comm_name(w.comm) +
+                                             " waits for an idle GPU)");
             break;
           case WaitKind::DevDone:
             d.comm = w.comm;

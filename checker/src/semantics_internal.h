@@ -22,6 +22,15 @@ inline bool has_part(const RankState& rs, int comm) {
   return false;
 }
 
+// The rank has device work not yet completed on any comm (its GPU is not idle).
+inline bool has_any_part(const RankState& rs) {
+  for (const auto& st : rs.streams)
+    for (const auto& e : st)
+      for (const auto& p : e.parts)
+        if (!p.done) return true;
+  return false;
+}
+
 // The rank's point-to-point record with `peer` on `comm`, made when missing (kept sorted by comm, peer).
 inline P2pState& p2p_record(RankState& rs, int comm, int peer) {
   P2pState key{};

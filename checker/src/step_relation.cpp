@@ -196,7 +196,7 @@ bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
     case WaitKind::P2pAny:
       return false;  // a MatchAny step removes it
     case WaitKind::AbortDrain:
-      return !has_part(rs, w.comm);
+      return !has_any_part(rs);
     case WaitKind::GrowId:
       return s.comms[w.comm].grow_ids > w.slot;
   }

@@ -22,9 +22,9 @@ enum class WaitKind : uint8_t {
   P2pAny,      // mpi `recv COMM any` (MPI_ANY_SOURCE): never holds; a MatchAny step picks a sender and removes it
   GrowId,      // grow of PARENT `comm` on its first or last rank: released once grow_id on `comm` handed
                // it id number `slot` (ncclCommGetUniqueId sends the id to those two ranks; NCCL 2.29+)
-  AbortDrain,  // abort of `comm` (alone or with the other comms of its group): released once none of this
-               // rank's work on `comm` is left, i.e. every kernel of it reached its stream's head and
-               // exited; a kernel queued behind another comm's stuck kernel never does (issue 14 item 6)
+  AbortDrain,  // abort of `comm` (alone or with the other comms of its group): released once this rank's
+               // GPU is idle (no work of any comm left): the abort's free of device memory synchronizes
+               // the device (measured, NCCL 2.30.7 on one shared H200: docs/HARDWARE.md)
 };
 
 // What a blocked host thread waits for; a thread moves on once all its waits hold.
