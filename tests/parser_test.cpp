@@ -975,7 +975,7 @@ TEST(ParserErrors, DuplicateArgument) {
 
 TEST(ParserErrors, UnknownArgument) {
   EXPECT_FAILS_AT(parse_failure("ranks 1\ncomm A = [0]\nrank 0 {\n  all_reduce A x size=4\n}\n"), 4, 18,
-                  "unknown argument 'size': expected count=N, root=R, dtype=NAME, op=NAME or on STREAM");
+                  "unknown argument 'size': expected count=N, root=R, dtype=NAME, op=NAME, call=NAME or on STREAM");
   EXPECT_FAILS_AT(parse_failure("ranks 1\ncomm A = [0]\nrank 0 {\n  all_reduce A x count 4\n}\n"), 4, 24,
                   "expected '=' after 'count'");
   EXPECT_FAILS_AT(parse_failure("ranks 1\ncomm A = [0]\nrank 0 {\n  all_reduce A x count=many\n}\n"), 4, 24,
