@@ -161,8 +161,8 @@ TEST(NcclSupport, ACallTheLibraryLacksIsRefusedNamingCallLineAndRelease) {
   old.library = "/usr/lib/x86_64-linux-gnu/libnccl.so.2.28.3";
   old.missing = {"ncclPutSignal", "ncclSignal", "ncclWaitSignal", "ncclCommGetUniqueId", "ncclCommGrow"};
   const std::string refusal = replay::missing_function_refusal(w, old);
-  for (const char* word : {"`put_signal A 1 x -> w`", ":9:3)", "ncclPutSignal", "NCCL 2.28.3",
-                           "in NCCL 2.29 and later", "--nccl LIB"})
+  for (const char* word :
+       {"`put_signal A 1 x -> w`", ":9:3)", "ncclPutSignal", "NCCL 2.28.3", "in NCCL 2.29 and later", "--nccl LIB"})
     EXPECT_NE(refusal.find(word), std::string::npos) << word << " in: " << refusal;
   replay::NcclProbe recent = old;
   recent.version = kNccl2307;

@@ -42,10 +42,8 @@ std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Calibration, ScenarioFile, ::testing::ValuesIn(files_in(gpu_calibration_dir())),
-                         test_name);
-INSTANTIATE_TEST_SUITE_P(CalibrationMpi, ScenarioFile, ::testing::ValuesIn(files_in(mpi_calibration_dir())),
-                         test_name);
+INSTANTIATE_TEST_SUITE_P(Calibration, ScenarioFile, ::testing::ValuesIn(files_in(gpu_calibration_dir())), test_name);
+INSTANTIATE_TEST_SUITE_P(CalibrationMpi, ScenarioFile, ::testing::ValuesIn(files_in(mpi_calibration_dir())), test_name);
 INSTANTIATE_TEST_SUITE_P(LocalCalibration, ScenarioFile,
                          ::testing::ValuesIn(files_in(source_dir() + "/tests/calibration")), test_name);
 // Three- and four-rank scenarios awaiting four GPUs (issue 9), and their MPI versions.

@@ -35,8 +35,8 @@ std::string read_text(const std::string& path) {
 std::vector<std::string> bundled_scenarios() {
   std::vector<std::string> files;
   for (const std::string& dir :
-       std::vector<std::string>{source_dir() + "/examples", source_dir() + "/tests/calibration",
-                                gpu_calibration_dir(), mpi_calibration_dir()}) {
+       std::vector<std::string>{source_dir() + "/examples", source_dir() + "/tests/calibration", gpu_calibration_dir(),
+                                mpi_calibration_dir()}) {
     if (!std::filesystem::is_directory(dir)) continue;
     for (const auto& e : std::filesystem::directory_iterator(dir))
       if (e.path().extension() == ".cmc") files.push_back(e.path().string());

@@ -128,8 +128,8 @@ TEST_P(DeadlockFile, ProducesDotSvgAndHtml) {
 // Every scenario whose expect line says deadlock.
 std::vector<std::string> deadlock_candidates() {
   std::vector<std::string> out;
-  for (const auto& path : checker::collect_scenarios(
-           {gpu_calibration_dir(), mpi_calibration_dir(), source_dir() + "/examples"}))
+  for (const auto& path :
+       checker::collect_scenarios({gpu_calibration_dir(), mpi_calibration_dir(), source_dir() + "/examples"}))
     if (model::load_world(path).expect == model::Verdict::Deadlock) out.push_back(path);
   return out;
 }

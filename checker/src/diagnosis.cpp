@@ -454,8 +454,9 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
             break;
           case WaitKind::AbortDrain:
             d.comm = w.comm;
-            on_own_streams(d, r, -1, -1, "its unfinished device work (the abort of " + world_.comm_name(w.comm) +
-                                             " waits for an idle GPU)");
+            on_own_streams(
+                d, r, -1, -1,
+                "its unfinished device work (the abort of " + world_.comm_name(w.comm) + " waits for an idle GPU)");
             break;
           case WaitKind::DevDone:
             d.comm = w.comm;
