@@ -244,14 +244,24 @@ std::string missing_function_refusal(const model::World& world, const NcclProbe&
   return "";
 }
 
+namespace {
+// The ranks on each GPU, by GPU number (GPUs no rank uses stay empty).
+std::vector<std::vector<int>> ranks_by_gpu(const std::vector<int>& gpu_of_rank) {
+  std::vector<std::vector<int>> out;
+  for (size_t r = 0; r < gpu_of_rank.size(); ++r) {
+    const auto g = static_cast<size_t>(gpu_of_rank[r]);
+    if (out.size() <= g) out.resize(g + 1);
+    out[g].push_back(static_cast<int>(r));
+  }
+  return out;
+}
+}  // namespace
+
 std::string GpuPlacement::describe() const {
-  int gpus = 0;
-  for (int g : gpu_of_rank) gpus = std::max(gpus, g + 1);
   std::string out;
-  for (int g = 0; g < gpus; ++g) {
-    std::vector<int> ranks;
-    for (size_t r = 0; r < gpu_of_rank.size(); ++r)
-      if (gpu_of_rank[r] == g) ranks.push_back(static_cast<int>(r));
+  const auto by_gpu = ranks_by_gpu(gpu_of_rank);
+  for (size_t g = 0; g < by_gpu.size(); ++g) {
+    const auto& ranks = by_gpu[g];
     if (ranks.empty()) continue;
     std::string list;
     for (size_t i = 0; i < ranks.size(); ++i) list += (i ? ", " : " ") + std::to_string(ranks[i]);
@@ -262,16 +272,12 @@ std::string GpuPlacement::describe() const {
 
 std::string GpuPlacement::sharing() const {
   if (!comm_shares_gpu) return "";
-  int gpus = 0;
-  for (int g : gpu_of_rank) gpus = std::max(gpus, g + 1);
   std::string out;
-  for (int g = 0; g < gpus; ++g) {
-    std::vector<int> ranks;
-    for (size_t r = 0; r < gpu_of_rank.size(); ++r)
-      if (gpu_of_rank[r] == g) ranks.push_back(static_cast<int>(r));
-    if (ranks.size() < 2) continue;
-    out += (out.empty() ? "" : "; ") + std::string("ranks ") + join_ranks(ranks) + " share GPU " + std::to_string(g);
-  }
+  const auto by_gpu = ranks_by_gpu(gpu_of_rank);
+  for (size_t g = 0; g < by_gpu.size(); ++g)
+    if (by_gpu[g].size() > 1)
+      out +=
+          (out.empty() ? "" : "; ") + std::string("ranks ") + join_ranks(by_gpu[g]) + " share GPU " + std::to_string(g);
   return out;
 }
 
