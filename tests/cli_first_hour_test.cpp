@@ -36,7 +36,7 @@ Outcome collmc(const std::string& args) {
 }
 
 std::string write_scenario(const std::string& name, const std::string& text) {
-  const std::string path = fresh_scratch_dir("scenario-" + name) + "/" + name;
+  std::string path = fresh_scratch_dir("scenario-" + name) + "/" + name;
   std::ofstream(path) << text;
   return path;
 }
@@ -49,7 +49,7 @@ const char* const kDeadlock =
 // A safe scenario whose full search (no reduction) takes far longer than the tests wait.
 std::string long_search() {
   static const std::string path = [] {
-    const std::string p = fresh_scratch_dir("long") + "/long.cmc";
+    std::string p = fresh_scratch_dir("long") + "/long.cmc";
     std::string out;
     EXPECT_EQ(run_command(collmc_binary() +
                               " gen megatron --world 16 --tp 2 --cp 2 --ep 4 --dist-opt-instances 2 --late-segments "

@@ -32,8 +32,10 @@ using ncclCommGetUniqueId_fn = ncclResult_t (*)(ncclComm_t, ncclUniqueId*);
 using ncclCommGrow_fn = ncclResult_t (*)(ncclComm_t, int, const ncclUniqueId*, int, ncclComm_t*, ncclConfig_t*);
 
 struct NcclLibrary {
+// NOLINTBEGIN(bugprone-macro-parentheses): the argument is a member's name, not an expression
 #define COLLMC_NCCL_FUNCTION(name, since) decltype(&::name) name = nullptr;
 #define COLLMC_NCCL_NEWER(name, since) name##_fn name = nullptr;
+// NOLINTEND(bugprone-macro-parentheses)
 #include "nccl_functions.def"
 #undef COLLMC_NCCL_FUNCTION
 #undef COLLMC_NCCL_NEWER

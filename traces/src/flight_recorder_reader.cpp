@@ -896,7 +896,8 @@ class Builder {
       for (const auto& [comm, seq] : oldest) cut[comm] = std::max(cut[comm], seq);
     }
     std::map<std::string, size_t> removed;
-    for (auto& [rank, re] : entries_) {
+    for (auto& [rank, rank_entries] : entries_) {
+      auto& re = rank_entries;  // a lambda may not capture a structured binding (clang before C++20's fix)
       auto keep = std::remove_if(re.list.begin(), re.list.end(), [&](const Slim& e) {
         if (e.collective_seq < 0 || is_p2p(e)) return false;
         auto it = cut.find(pg_of(re, e).id);
