@@ -16,24 +16,9 @@
 namespace collmc::testing {
 namespace {
 
-struct Outcome {
-  int status = -1;
-  std::string out;  // stdout only
-  std::string all;  // stdout and stderr
-};
+using Outcome = CollmcRun;
 
-// Runs collmc once, with stdout and stderr kept apart (stderr to a file, then appended to `all`).
-Outcome collmc(const std::string& args) {
-  Outcome r;
-  const std::string err = fresh_scratch_dir("stderr", false);
-  r.status = run_command("(" + collmc_binary() + " " + args + " 2>" + err + ")", &r.out);
-  std::ifstream in(err);
-  std::stringstream e;
-  e << in.rdbuf();
-  r.all = r.out + e.str();
-  std::remove(err.c_str());
-  return r;
-}
+Outcome collmc(const std::string& args) { return run_collmc(args); }
 
 std::string write_scenario(const std::string& name, const std::string& text) {
   std::string path = fresh_scratch_dir("scenario-" + name) + "/" + name;

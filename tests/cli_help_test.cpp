@@ -12,18 +12,9 @@
 namespace collmc::testing {
 namespace {
 
-struct Outcome {
-  int status = -1;
-  std::string out;  // stdout only
-  std::string all;  // stdout and stderr
-};
+using Outcome = CollmcRun;
 
-Outcome collmc(const std::string& args) {
-  Outcome r;
-  r.status = run_command("(" + collmc_binary() + " " + args + " 2>/dev/null)", &r.out);
-  run_command(collmc_binary() + " " + args, &r.all);
-  return r;
-}
+Outcome collmc(const std::string& args) { return run_collmc(args); }
 
 // Every option line of a Boost.ProgramOptions listing ("  --name arg (=1)   what it does") has a
 // description, on its line or on the next (indented) one.

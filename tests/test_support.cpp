@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <system_error>
 
 #include <unistd.h>
@@ -57,6 +59,18 @@ std::string fresh_scratch_dir(const std::string& name, bool create) {
   fs::remove_all(dir);
   fs::create_directories(create ? dir : dir.parent_path());
   return dir.string();
+}
+
+CollmcRun run_collmc(const std::string& args) {
+  CollmcRun r;
+  const std::string err = fresh_scratch_dir("stderr", false);
+  r.status = run_command("(" + collmc_binary() + " " + args + " 2>" + err + ")", &r.out);
+  std::ifstream in(err);
+  std::stringstream e;
+  e << in.rdbuf();
+  r.all = r.out + e.str();
+  std::remove(err.c_str());
+  return r;
 }
 
 }  // namespace collmc::testing

@@ -29,6 +29,14 @@ std::string fresh_scratch_dir(const std::string& name, bool create = true);
 // Runs a shell command; returns its exit status and fills `output` with stdout+stderr.
 int run_command(const std::string& command, std::string* output);
 
+// One run of the collmc under test with `args` (shell words), stdout and stderr kept apart.
+struct CollmcRun {
+  int status = -1;
+  std::string out;  // stdout only
+  std::string all;  // stdout, then stderr
+};
+CollmcRun run_collmc(const std::string& args);
+
 // Whether some line holds `text` (importer notes, summaries).
 inline bool contains(const std::vector<std::string>& lines, const std::string& text) {
   return std::any_of(lines.begin(), lines.end(),
