@@ -150,6 +150,18 @@ TEST(NcclSupport, EveryFunctionTheReplayCallsIsLookedUp) {
       EXPECT_TRUE(listed.count(f)) << f;
 }
 
+TEST(NcclSupport, AGrownCommIsReplayedOnlyWhenItsRanksAreNumberedAsNcclNumbersThem) {
+  // ncclCommGrow keeps the parent's ranks and numbers the new ones after them.
+  const std::string grow_with_id = source_dir() + "/tests/calibration-probes/grow_with_id.cmc";
+  EXPECT_EQ(replay::grow_numbering_refusal(model::load_world(grow_with_id)), "");
+  auto reordered = world_from(
+      "ranks 3\nset nccl_version = 2.30.7\ncomm A = [0, 2]\ncomm G = [0, 1, 2] uninit\n"
+      "rank 0 {\n  grow_id A\n  grow A -> G\n}\nrank 2 {\n  grow A -> G\n}\nrank 1 {\n  grow none -> G\n}\n");
+  const std::string refusal = replay::grow_numbering_refusal(reordered);
+  for (const char* word : {"`grow A -> G`", ":7:3)", "list A's members first in G"})
+    EXPECT_NE(refusal.find(word), std::string::npos) << word << " in: " << refusal;
+}
+
 TEST(NcclSupport, ACallTheLibraryLacksIsRefusedNamingCallLineAndRelease) {
   auto w = world_from(
       "ranks 2\nset nccl_version = 2.29\ncomm A = [0, 1]\n"

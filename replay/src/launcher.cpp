@@ -3,7 +3,6 @@
 // at all for hang_after_s), the abort or the kill, the snapshot of where every thread stands, the
 // comparison with the model, and a clean end on SIGINT/SIGTERM/SIGHUP. A backend only starts and
 // stops the rank processes.
-#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -178,14 +177,6 @@ ReplayReport run_replay(const ReplayPlan& plan, const ReplayOptions& options, Ba
     refusal = "process " + plan.world->processes.front().name +
               " drives several ranks from one host thread: the replay runs one process per rank (a rank "
               "process driving several GPUs is not built yet)";
-  if (refusal.empty())
-    for (const auto& call : plan.world->calls)
-      if (call.kind == model::OpKind::Grow || call.kind == model::OpKind::GrowId) {
-        refusal = "`" + call.text + "` (" + call.loc.str() +
-                  "): grow is modelled but not replayed yet (the replay does not hand ncclCommGetUniqueId's id to "
-                  "the joining ranks)";
-        break;
-      }
   if (refusal.empty() && !plan.world->keys.empty() && options.launcher != LauncherKind::Local)
     refusal =
         "the host store statements (store_set, store_wait, host_barrier) replay with --launcher local only: "

@@ -87,6 +87,7 @@ class NcclBackend : public Backend {
       refusal = "an mpi-profile scenario: the NCCL backend does not run it (use --backend mpi)";
       return "";
     }
+    if (refusal = grow_numbering_refusal(w); !refusal.empty()) return "";
     NcclProbe probe;
     const std::string why = probe_machine(probe);
     if (probe.version > 0) {  // loaded, whatever the GPUs said: the report names it

@@ -27,7 +27,16 @@ using Failure = RankFailure;
 class NcclCalls : public RankCalls {
  public:
   NcclCalls(const ReplayPlan& plan, int rank, int gpu, SharedBlock* shared)
-      : w_(*plan.world), rank_(rank), gpu_(gpu), shared_(shared) {}
+      : w_(*plan.world), rank_(rank), gpu_(gpu), shared_(shared), grown_children_(w_.comms.size()) {
+    // The comms grown from each parent, in the order its members grow them (the model makes every
+    // member agree on it, or reports a mismatch): the k-th grow id handed out on a parent is theirs.
+    grown_.assign(w_.comms.size(), 0);
+    for (const auto& c : w_.calls)
+      if (c.kind == OpKind::Grow && c.comm >= 0 && c.rank == w_.comms[static_cast<size_t>(c.comm)].members.front()) {
+        grown_children_[static_cast<size_t>(c.comm)].push_back(c.child);
+        grown_[static_cast<size_t>(c.child)] = 1;
+      }
+  }
 
   void setup() override {
     if (!lib_.error.empty()) throw Failure(lib_.error);
@@ -40,15 +49,16 @@ class NcclCalls : public RankCalls {
       cuda(cudaMalloc(&buffers_[b], model::kDefaultBufferSize), "cudaMalloc of a plain buffer");
     cuda(cudaMalloc(&scratch_, 4096), "cudaMalloc");
     comms_.assign(w_.comms.size(), nullptr);
+    // A grown comm's id is the one ncclCommGetUniqueId hands out during the run (grow_id).
     for (const auto& c : w_.comms)
-      if (c.members.front() == rank_) {
+      if (c.members.front() == rank_ && !grown_[static_cast<size_t>(c.id)]) {
         ncclUniqueId id;
         nccl(lib_.ncclGetUniqueId(&id), "ncclGetUniqueId");
         std::memcpy(shared_->ids[c.id], &id, sizeof id);
         shared_->id_ready[c.id].store(1);
       }
     for (const auto& c : w_.comms)
-      if (c.has_member(rank_))
+      if (c.has_member(rank_) && !grown_[static_cast<size_t>(c.id)])
         while (!shared_->id_ready[c.id].load()) std::this_thread::sleep_for(std::chrono::microseconds(200));
     for (const auto& c : w_.comms)
       if (!c.uninit && c.has_member(rank_)) init_comm(c.id);
@@ -280,10 +290,47 @@ class NcclCalls : public RankCalls {
         require(lib_.ncclCommRevoke, "ncclCommRevoke");
         nccl(lib_.ncclCommRevoke(comm, NCCL_REVOKE_DEFAULT), "ncclCommRevoke", comm);
         return;
-      case OpKind::Grow:
-      case OpKind::GrowId:
-        // Refused before any rank starts (launcher.cpp): the id's hand-off to new ranks is not built.
-        throw Failure(std::string(model::op_name(c.kind)) + " is not replayed");
+      case OpKind::GrowId: {
+        // ncclCommGetUniqueId also sends the id to the parent's first and last rank (NCCL's own
+        // hand-off); the new ranks get it from the block, as a program passes it out of band.
+        require(lib_.ncclCommGetUniqueId, "ncclCommGetUniqueId");
+        ncclUniqueId id;
+        nccl(lib_.ncclCommGetUniqueId(comm, &id), "ncclCommGetUniqueId", comm);
+        const auto& children = grown_children_[static_cast<size_t>(c.comm)];
+        const int k = shared_->grow_ids_handed[c.comm].fetch_add(1);
+        if (k < static_cast<int>(children.size())) {
+          const int child = children[static_cast<size_t>(k)];
+          std::memcpy(shared_->ids[child], &id, sizeof id);
+          shared_->id_ready[child].store(1);
+        }
+        return;
+      }
+      case OpKind::Grow: {
+        require(lib_.ncclCommGrow, "ncclCommGrow");
+        const auto& child = w_.comms[static_cast<size_t>(c.child)];
+        ncclConfig_t cfg = config(c.child);
+        ncclComm_t handle = nullptr;
+        if (c.comm >= 0) {
+          // A member of the parent keeps its rank (rank -1); the first and last get the id from
+          // ncclCommGetUniqueId's sender inside NCCL.
+          nccl(lib_.ncclCommGrow(comm, static_cast<int>(child.members.size()), nullptr, -1, &handle, &cfg),
+               "ncclCommGrow", comm);
+        } else {
+          // A new rank passes the id it was handed: it waits here, in its grow, until grow_id made it.
+          while (!shared_->id_ready[c.child].load()) {
+            if (shared_->abort.load()) throw Failure("ncclCommGrow: aborted while waiting for the grow id");
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
+          }
+          ncclUniqueId id;
+          std::memcpy(&id, shared_->ids[c.child], sizeof id);
+          nccl(lib_.ncclCommGrow(nullptr, static_cast<int>(child.members.size()), &id, child.member_index(rank_),
+                                 &handle, &cfg),
+               "ncclCommGrow");
+        }
+        set_comm(c.child, handle);
+        wait_idle(c.child);
+        return;
+      }
       case OpKind::AllReduce: {
         char* in = ptr(c.buffer);
         char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : in;
@@ -405,6 +452,8 @@ class NcclCalls : public RankCalls {
   int rank_;
   int gpu_;
   SharedBlock* shared_;
+  std::vector<std::vector<int>> grown_children_;  // [parent comm]: the comms grown from it, in order
+  std::vector<char> grown_;                       // [comm]: created by a grow
   std::vector<cudaStream_t> streams_;
   std::vector<void*> buffers_;
   std::vector<size_t> sizes_;

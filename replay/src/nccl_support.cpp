@@ -332,4 +332,19 @@ GpuPlacement place_ranks(const model::World& world, int gpus, int nccl_version, 
   return p;
 }
 
+// ncclCommGrow keeps every parent rank's number and numbers the new ranks after them; the replay
+// numbers a comm's ranks in the order its members are listed.
+std::string grow_numbering_refusal(const model::World& w) {
+  for (const auto& call : w.calls) {
+    if (call.kind != model::OpKind::Grow || call.comm < 0) continue;
+    const auto& parent = w.comms[static_cast<size_t>(call.comm)].members;
+    const auto& child = w.comms[static_cast<size_t>(call.child)].members;
+    if (child.size() < parent.size() || !std::equal(parent.begin(), parent.end(), child.begin()))
+      return "`" + call.text + "` (" + call.loc.str() + "): NCCL numbers the grown comm " + w.comm_name(call.child) +
+             " with the parent's ranks first, in the parent's order; list " + w.comm_name(call.comm) +
+             "'s members first in " + w.comm_name(call.child) + " to replay it";
+  }
+  return {};
+}
+
 }  // namespace collmc::replay

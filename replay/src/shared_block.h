@@ -48,6 +48,9 @@ struct SharedBlock {
   std::atomic<int32_t> release;    // every rank is done: finished ranks may exit
   std::atomic<int32_t> id_ready[kMaxComms];
   unsigned char ids[kMaxComms][kUniqueIdBytes];
+  // Per parent comm, the grow ids ncclCommGetUniqueId handed out so far: the k-th goes to the k-th
+  // comm grown from it (its slot in `ids`). With a TCP store each rank counts its own.
+  std::atomic<int32_t> grow_ids_handed[kMaxComms];
   char library[256];  // the library a rank found ("Open MPI v4.1.4 ..."), written by rank 0
   // The host key-value store of `store_set`, `store_wait` and `host_barrier` (what c10d's TCPStore is to
   // a PyTorch job): per key, 0 while unset, else set (1) or the number of barrier arrivals.

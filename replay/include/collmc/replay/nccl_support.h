@@ -57,6 +57,10 @@ struct NcclProbe {
 // naming the first such call (file:line), the function, the release that added it and the library.
 std::string missing_function_refusal(const model::World& world, const NcclProbe& probe);
 
+// "" unless a comm grown by ncclCommGrow lists its members in another order than NCCL numbers them
+// (the parent's ranks first, in the parent's order, then the new ones); otherwise the refusal.
+std::string grow_numbering_refusal(const model::World& world);
+
 // NCCL 2.30.0 is the first release that lets ranks of one communicator share a GPU.
 constexpr int kNcclMultiRankGpuSince = 23000;
 // NCCL's env.rst: "up to 2 ranks per GPU" with its default resources; --ranks-per-gpu raises it.
