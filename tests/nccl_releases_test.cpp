@@ -1,6 +1,7 @@
 // Issue 23: what NCCL 2.29 and 2.30 do (the first one-sided call's rendezvous, register errors per
-// release, shrink, grow, revoke, abort before 2.24) and the releases `nccl_version` knows. Each rule in
-// both outcomes; the sources are in docs/SEMANTICS_NOTES.md ("Issue 23").
+// release, shrink, grow, revoke, abort before 2.24), the releases `nccl_version` knows, and MPI's weak
+// progress (`mpi_progress`). Each rule in both outcomes; the sources are in docs/SEMANTICS_NOTES.md
+// ("Issue 23", "MPI progress").
 #include <gtest/gtest.h>
 
 #include <string>
@@ -141,8 +142,12 @@ TEST(NcclReleases, GrowAndItsId) {
   EXPECT_EQ(verdict_of(head + "rank 0 { grow_id A\n grow A -> G" + use + grow), Verdict::Safe);
   const std::string no_id = head + "rank 0 { grow A -> G" + use + grow;
   EXPECT_EQ(verdict_of(no_id), Verdict::Deadlock);
-  EXPECT_NE(report_of(no_id).find("waits in the grow of A for the id grow_id hands"), std::string::npos)
-      << report_of(no_id);
+  // Every rank of the grow waits for the id, the new one too: G's bootstrap cannot start without it
+  // (measured on 2.30.7: tests/calibration-probes/grow_without_id.cmc).
+  const std::string text = report_of(no_id);
+  EXPECT_NE(text.find("waits in the grow of A for its grow id 1 (ncclCommGetUniqueId: `grow_id A`)"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rank 2 main: in `grow none -> G`"), std::string::npos) << text;
   // Before 2.29 there is no grow; a child that is not larger than the parent is refused.
   EXPECT_EQ(verdict_of("ranks 3\nset nccl_version = 2.28.9\ncomm A = [0, 1]\ncomm G = [0, 1, 2] uninit\n"
                        "rank 0 { grow_id A\n grow A -> G" +
@@ -193,6 +198,53 @@ TEST(NcclReleases, AbortBefore224WaitsForThePeers) {
 TEST(NcclReleases, NcclOnlyCallsOnMpiComms) {
   EXPECT_EQ(verdict_of("ranks 2\nset profile = mpi\ncomm A = all\nrank * { revoke A }\n"), Verdict::UsageError);
   EXPECT_EQ(verdict_of("ranks 2\nset profile = mpi\ncomm A = all\nrank 0 { grow_id A }\n"), Verdict::UsageError);
+}
+
+TEST(MpiProgress, TheEarlyRanksOfARootedCollectiveLeaveUnlessSync) {
+  // Cross-ordered one-int broadcasts rooted at rank 0: with sync a deadlock, with strong or weak
+  // progress rank 0 leaves both at once (and with weak, its next broadcast moves the first).
+  const std::string body =
+      "set profile = mpi\ncomm A = all\ncomm B = all\nrank 0 {\n broadcast A x root=0\n broadcast B x root=0\n}\n"
+      "rank 1 {\n broadcast B x root=0\n broadcast A x root=0\n}\n";
+  EXPECT_EQ(verdict_of("ranks 2\n" + body), Verdict::Deadlock);
+  EXPECT_EQ(verdict_of("ranks 2\nset mpi_progress = strong\n" + body), Verdict::Safe);
+  EXPECT_EQ(verdict_of("ranks 2\nset mpi_progress = weak\n" + body), Verdict::Safe);
+  // A reduce's early ranks are the others; its root waits for them: two roots, cross-ordered, hang.
+  const std::string reduce =
+      "set profile = mpi\ncomm A = all\ncomm B = all\nrank 0 {\n reduce A x root=0\n"
+      " reduce B x root=1\n}\nrank 1 {\n reduce B x root=1\n reduce A x root=0\n}\n";
+  EXPECT_EQ(verdict_of("ranks 2\nset mpi_progress = strong\n" + reduce), Verdict::Deadlock);
+}
+
+TEST(MpiProgress, WeakProgressNeedsTheEarlyRankBackInMpi) {
+  // Rank 1 leaves its reduce early, then waits outside MPI (a host key) for the root to be done.
+  const std::string head = "set profile = mpi\ncomm A = all\nrank 0 {\n reduce A x root=0\n store_set done\n}\n";
+  const std::string waits = "rank 1 {\n reduce A x root=0\n store_wait done\n}\n";
+  EXPECT_EQ(verdict_of("ranks 2\n" + head + waits), Verdict::Safe);
+  EXPECT_EQ(verdict_of("ranks 2\nset mpi_progress = strong\n" + head + waits), Verdict::Safe);
+  const std::string weak = "ranks 2\nset mpi_progress = weak\n" + head + waits;
+  EXPECT_EQ(verdict_of(weak), Verdict::Deadlock);
+  const std::string text = report_of(weak);
+  EXPECT_NE(text.find("waits in reduce on A for the ranks that left it early to enter MPI again"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("rank 1 (in `store_wait done`"), std::string::npos) << text;
+  // Any MPI call moves the early rank's messages, even one where it blocks; so does its end.
+  const std::string mpi_first =
+      "ranks 2\nset profile = mpi\nset mpi_progress = weak\ncomm A = all\n"
+      "rank 0 {\n reduce A x root=0\n store_set done\n barrier A\n}\n";
+  EXPECT_EQ(verdict_of(mpi_first + "rank 1 {\n reduce A x root=0\n barrier A\n store_wait done\n}\n"), Verdict::Safe);
+  EXPECT_EQ(verdict_of(mpi_first + "rank 1 {\n reduce A x root=0\n store_wait done\n barrier A\n}\n"),
+            Verdict::Deadlock);
+  EXPECT_EQ(verdict_of("ranks 2\nset mpi_progress = weak\n" + head + "rank 1 {\n reduce A x root=0\n}\n"),
+            Verdict::Safe);
+}
+
+TEST(MpiProgress, PrintsBackAndNotesTheAssumption) {
+  const auto w =
+      world_of("ranks 2\nset profile = mpi\nset mpi_progress = weak\ncomm A = all\nrank * { broadcast A x }\n");
+  EXPECT_NE(model::print_world(w, "").find("set mpi_progress = weak"), std::string::npos);
+  ASSERT_FALSE(w.notes.empty());
+  EXPECT_NE(w.notes.front().find("mpi_progress = weak"), std::string::npos) << w.notes.front();
 }
 
 }  // namespace

@@ -161,6 +161,13 @@ TEST(ParserTopLevel, SetStreamProgress) {
   EXPECT_EQ(parse("ranks 1\nset stream_progress = serialized\n").knobs.stream_progress, StreamProgress::Serialized);
 }
 
+TEST(ParserTopLevel, SetMpiProgress) {
+  EXPECT_EQ(parse("ranks 1\n").knobs.mpi_progress, model::MpiProgress::Sync);  // the default
+  EXPECT_EQ(parse("ranks 1\nset mpi_progress = sync\n").knobs.mpi_progress, model::MpiProgress::Sync);
+  EXPECT_EQ(parse("ranks 1\nset mpi_progress = strong\n").knobs.mpi_progress, model::MpiProgress::Strong);
+  EXPECT_EQ(parse("ranks 1\nset mpi_progress = weak\n").knobs.mpi_progress, model::MpiProgress::Weak);
+}
+
 TEST(ParserTopLevel, SetSeveralKnobsLastWins) {
   Scenario sc = parse("ranks 1\nset profile = mpi; set runtime_connect = off\nset profile = nccl\n");
   EXPECT_EQ(sc.knobs.profile, Profile::Nccl);
@@ -808,7 +815,8 @@ TEST(ParserErrors, EmptyCommunicator) {
 TEST(ParserErrors, UnknownKnob) {
   EXPECT_FAILS_AT(
       parse_failure("ranks 2\nset colour = on\n"), 2, 5,
-      "unknown knob 'colour': expected profile, comm_mode, runtime_connect, stream_progress or nccl_version");
+      "unknown knob 'colour': expected profile, comm_mode, runtime_connect, stream_progress, mpi_progress or "
+      "nccl_version");
 }
 
 TEST(ParserErrors, UnknownKnobValue) {
@@ -817,6 +825,7 @@ TEST(ParserErrors, UnknownKnobValue) {
   EXPECT_FAILS_AT(parse_failure("ranks 2\nset comm_mode = lazy\n"), 2, 17, "expected blocking or nonblocking");
   EXPECT_FAILS_AT(parse_failure("ranks 2\nset runtime_connect = yes\n"), 2, 23, "expected on or off");
   EXPECT_FAILS_AT(parse_failure("ranks 2\nset stream_progress = fast\n"), 2, 23, "expected independent or serialized");
+  EXPECT_FAILS_AT(parse_failure("ranks 2\nset mpi_progress = async\n"), 2, 20, "expected sync, strong or weak");
   EXPECT_FAILS_AT(parse_failure("ranks 2\nset profile = 1\n"), 2, 15, "expected a knob value");
   EXPECT_FAILS_AT(parse_failure("ranks 2\nset profile mpi\n"), 2, 13, "expected '='");
 }
@@ -1155,7 +1164,8 @@ const std::vector<std::string>& seeds() {
         "ranks 2\nname \"split\"\nexpect deadlock\nset profile = mpi\nset runtime_connect = off\ncomm P = [0, 1]\n"
         "comm X = [0] uninit\ncomm N = [0, 1] nonblocking\nrank 0 {\n  split P -> X\n  init X\n  destroy X\n}\n"
         "rank 1 {\n  split P -> none; finalize N; abort N\n}\n",
-        "ranks 8\nset comm_mode = nonblocking\nset stream_progress = serialized\ncomm A = all\n"
+        "ranks 8\nset comm_mode = nonblocking\nset stream_progress = serialized\nset mpi_progress = weak\ncomm A = "
+        "all\n"
         "comm B = [0..3, 5] blocking\ncomm dp = {[0, 1], [2..3], [4, 5, 6, 7]}\nrank 0, 2 {\n"
         "  cuda_malloc t 4096; cuda_free t\n  register_local A t; deregister_local A t\n"
         "  all_gather A in -> out count=16 dtype=bf16 on s1\n  reduce dp x root=1 op=max\n"

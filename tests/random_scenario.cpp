@@ -21,6 +21,8 @@ class Generator {
     out << "ranks " << ranks_ << "\n";
     mpi_ = o_.knobs && chance(0.15);
     if (mpi_) out << "set profile = mpi\n";
+    // Issue 23's MPI progress: rooted collectives whose early ranks leave, and hand-offs outside MPI.
+    if (mpi_ && chance(0.6)) out << "set mpi_progress = " << (chance(0.5) ? "weak" : "strong") << "\n";
     if (o_.knobs && chance(0.25)) out << "set runtime_connect = off\n";
     if (o_.knobs && chance(o_.open_orders ? 0.6 : 0.15)) out << "set comm_mode = nonblocking\n";
     if (o_.knobs && chance(0.15)) out << "set stream_progress = serialized\n";
@@ -69,7 +71,8 @@ class Generator {
     for (int i = 0; i < n; ++i) {
       int c = pick(0, ncomms - 1);
       std::string name = "C" + std::to_string(c);
-      int k = pick(0, mpi_ ? 3 : (releases_ ? 8 : 6));
+      int k = pick(0, mpi_ ? 5 : (releases_ ? 8 : 6));
+      if (mpi_ && k >= 4) k = k == 4 ? 9 : 10;
       std::string text;
       switch (k) {
         case 0:
@@ -93,6 +96,15 @@ class Generator {
           break;
         case 7:
           text = "@ring";  // each member signals the next and waits for the previous
+          break;
+        case 9: {  // mpi: a rooted collective, rooted at any member
+          const auto& m = comms_[static_cast<size_t>(c)];
+          text = std::string(chance(0.5) ? "broadcast " : "reduce ") + name + " " + buffer() +
+                 " root=" + std::to_string(m[static_cast<size_t>(pick(0, static_cast<int>(m.size()) - 1))]);
+          break;
+        }
+        case 10:
+          text = "@handoff" + std::to_string(i);  // the first member sets a host key the others wait for
           break;
         default:
           text = "@put";  // the first member puts b0 into the second's b0
@@ -259,6 +271,10 @@ class Generator {
     if (what == "@ring")
       return "signal " + name + " " + std::to_string(m[(i + 1) % m.size()]) + "\nwait_signal " + name + " " +
              std::to_string(m[(i + m.size() - 1) % m.size()]);
+    if (what.rfind("@handoff", 0) == 0) {  // outside MPI: a host store key, one per protocol entry
+      const std::string key = "k" + what.substr(8);
+      return i == 0 ? "store_set " + key : "store_wait " + key;
+    }
     if (what == "@put") {
       if (i == 0) return "put_signal " + name + " " + std::to_string(m[1]) + " b0 -> b0";
       return i == 1 ? "wait_signal " + name + " " + std::to_string(m[0]) : "";

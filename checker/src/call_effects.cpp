@@ -29,6 +29,8 @@ class Issuer {
     if (!check_comm(c)) return false;
     const bool mpi = w_.profile_of(c) == Profile::Mpi;
     if (!mpi && !check_one_thread_in_comm(c)) return false;
+    // Entering MPI moves the messages of the collectives this rank left early (mpi_progress = weak).
+    if (mpi && c.comm >= 0) rs_.left_early.clear();
     switch (c.kind) {
       case OpKind::Alloc:
       case OpKind::CudaMalloc: {
@@ -206,6 +208,7 @@ class Issuer {
         if (!check_buffer(c, c.buffer) || !check_buffer(c, c.buffer2)) return false;
         if (mpi) {
           join_host(c, -1);
+          if (!violation_) leave_rooted_collective(c);
           return !violation_;
         }
         return device_collective(c, false);
@@ -273,7 +276,9 @@ class Issuer {
   // shrink, grow: the rank joins the creation of the child (a host slot of the child, over the child's
   // members). The parent's count of children (ncclComm's childCount, which seeds the child's magic)
   // must agree: the slot compares it (the sequence of split/shrink/grow on a parent matches on every
-  // rank). A grow on the parent's first or last rank waits for the id grow_id hands out.
+  // rank). Every rank of a grow waits for the id grow_id hands out: the parent's first and last rank
+  // receive it inside NCCL, the new ranks pass it, and the others meet them in the child's bootstrap,
+  // which cannot start before (measured on 2.30.7: grow_without_id).
   bool create_child(const Call& c) {
     if (c.child < 0)  // only a projected world (shrink/) drops the child: the language always names one
       return fail(Verdict::UsageError, c, std::string(model::op_name(c.kind)) + " without the communicator it creates");
@@ -286,18 +291,45 @@ class Issuer {
     if (c.comm >= 0) {
       auto& parent = member(c.comm);
       sequence = parent.children++;
-      if (c.kind == OpKind::Grow) {
-        const auto& members = w_.comms[static_cast<size_t>(c.comm)].members;
-        const uint32_t id = parent.grows++;
-        if (members.size() > 1 && (r_ == members.front() || r_ == members.back()))
-          waits_.push_back(Wait{.kind = WaitKind::GrowId,
-                                .comm = static_cast<uint16_t>(c.comm),
-                                .slot = id,
-                                .call = static_cast<uint32_t>(c.id)});
-      }
+      if (c.kind == OpKind::Grow) wait_for_grow_id(c, c.comm, parent.grows++);
+    } else if (c.kind == OpKind::Grow) {
+      const auto& grown = w_.comms[static_cast<size_t>(c.child)];
+      if (grown.grown_from >= 0) wait_for_grow_id(c, grown.grown_from, static_cast<uint32_t>(grown.grow_index));
     }
     join_slot(c, c.child, sequence, -1);
     return !violation_;
+  }
+
+  // mpi_progress (model::MpiProgress): the early ranks of a rooted collective (the broadcast's root, the
+  // reduce's other ranks) leave it at once, without the host slot's wait join_slot gave them; with
+  // weak progress the others also wait until each early rank entered MPI again.
+  void leave_rooted_collective(const Call& c) {
+    const auto progress = w_.knobs.mpi_progress;
+    if (progress == model::MpiProgress::Sync || (c.kind != OpKind::Broadcast && c.kind != OpKind::Reduce)) return;
+    const auto& comm = w_.comms[static_cast<size_t>(c.comm)];
+    if (comm.mode != model::CommMode::Blocking) return;  // join_slot gave no wait to take away
+    const int root = c.root >= 0 ? c.root : comm.members.front();
+    const bool early = (c.kind == OpKind::Broadcast) == (r_ == root);
+    const uint32_t slot = member(c.comm).host_issued - 1;
+    if (early) {
+      waits_.pop_back();  // the HostSlot wait join_slot pushed last
+      if (progress == model::MpiProgress::Weak) {
+        const std::pair<uint16_t, uint32_t> entry(static_cast<uint16_t>(c.comm), slot);
+        rs_.left_early.insert(std::lower_bound(rs_.left_early.begin(), rs_.left_early.end(), entry), entry);
+      }
+    } else if (progress == model::MpiProgress::Weak) {
+      waits_.push_back(Wait{.kind = WaitKind::MpiProgress,
+                            .comm = static_cast<uint16_t>(c.comm),
+                            .slot = slot,
+                            .call = static_cast<uint32_t>(c.id)});
+    }
+  }
+
+  void wait_for_grow_id(const Call& c, int parent, uint32_t id) {
+    waits_.push_back(Wait{.kind = WaitKind::GrowId,
+                          .comm = static_cast<uint16_t>(parent),
+                          .slot = id,
+                          .call = static_cast<uint32_t>(c.id)});
   }
 
   bool has_p2p_connection(int comm) const {

@@ -190,9 +190,20 @@ std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) co
             " until this rank's GPU is idle (ncclCommAbort frees device memory, which waits for every kernel, "
             "also other comms' stuck ones); abort the stuck comms together (one group) to release them";
       break;
+    case WaitKind::MpiProgress: {
+      const std::pair<uint16_t, uint32_t> entry(w.comm, w.slot);
+      out = "waits in " + std::string(model::op_name(world_.calls[w.call].kind)) + " on " + comm.name +
+            " for the ranks that left it early to enter MPI again (mpi_progress = weak: their messages move only "
+            "inside an MPI call)";
+      for (int m : comm.members) {
+        const auto& left = s.ranks[static_cast<size_t>(m)].left_early;
+        if (std::binary_search(left.begin(), left.end(), entry)) miss(m);
+      }
+      break;
+    }
     case WaitKind::GrowId:
-      out = "waits in the grow of " + comm.name + " for the id grow_id hands to its first and last rank (id " +
-            std::to_string(w.slot + 1) + ")";
+      out = "waits in the grow of " + comm.name + " for its grow id " + std::to_string(w.slot + 1) +
+            " (ncclCommGetUniqueId: `grow_id " + comm.name + "`), which no rank has handed out";
       for (int m : comm.members) miss(m);
       break;
     case WaitKind::Teardown:
@@ -433,6 +444,17 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
             d.label = "recv from any rank on " + world_.comm_name(w.comm);
             on_members(d, w.comm, [&](int m) { return m != r && (w.dir != 2 || m == static_cast<int>(w.peer)); });
             break;
+          case WaitKind::MpiProgress: {
+            // Each early rank that has not entered MPI since holds it up.
+            const std::pair<uint16_t, uint32_t> entry(w.comm, w.slot);
+            d.comm = w.comm;
+            d.label = "mpi progress on " + world_.comm_name(w.comm);
+            on_members(d, w.comm, [&](int m) {
+              const auto& left = s.ranks[static_cast<size_t>(m)].left_early;
+              return m != r && std::binary_search(left.begin(), left.end(), entry);
+            });
+            break;
+          }
           case WaitKind::GrowId:
             // Any member may hand out the id.
             d.comm = w.comm;

@@ -161,6 +161,10 @@ void write_rank(Writer& w, const RankState& rk) {
   w.u(rk.next_seq);
   w.u(rk.process_turn);
   w.u(rk.process_grouped);
+  write_vec(w, rk.left_early, [&](const std::pair<uint16_t, uint32_t>& e) {
+    w.u(e.first);
+    w.u(e.second);
+  });
 }
 
 void write_comm(Writer& w, const CommState& c) {
@@ -271,6 +275,10 @@ State decode_state(std::string_view bytes) {
     rk.next_seq = r.as<uint32_t>();
     rk.process_turn = r.as<uint32_t>();
     rk.process_grouped = r.as<uint32_t>();
+    read_vec(r, rk.left_early, [&](std::pair<uint16_t, uint32_t>& e) {
+      e.first = r.as<uint16_t>();
+      e.second = r.as<uint32_t>();
+    });
   });
   auto slot = [&](OpenSlot& o) {
     o.call = r.as<uint32_t>();

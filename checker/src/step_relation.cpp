@@ -199,8 +199,24 @@ bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
       return !has_any_part(rs);
     case WaitKind::GrowId:
       return s.comms[w.comm].grow_ids > w.slot;
+    case WaitKind::MpiProgress:
+      return early_ranks_progressed(s, w.comm, w.slot);
   }
   return false;
+}
+
+bool Semantics::early_ranks_progressed(const State& s, int comm, uint32_t slot) const {
+  const std::pair<uint16_t, uint32_t> entry(static_cast<uint16_t>(comm), slot);
+  for (int m : world_.comms[static_cast<size_t>(comm)].members) {
+    const auto& rs = s.ranks[static_cast<size_t>(m)];
+    if (!std::binary_search(rs.left_early.begin(), rs.left_early.end(), entry)) continue;
+    // A rank that ended called MPI_Finalize, which completes its messages. A thread stands at its end
+    // node while still blocked in its last call: it has ended once that call's waits hold too.
+    for (size_t t = 0; t < rs.threads.size(); ++t)
+      if (rs.threads[t].node != control_.threads[static_cast<size_t>(m)][t].end || !waits_hold(s, m, rs.threads[t]))
+        return false;
+  }
+  return true;
 }
 
 bool Semantics::waits_hold(const State& s, int rank, const ThreadState& thread) const {

@@ -92,5 +92,16 @@ uint32_t nearest_known_nccl_release(uint32_t code) {
 
 std::string_view profile_name(Profile p) { return p == Profile::Mpi ? "mpi" : "nccl"; }
 std::string_view comm_mode_name(CommMode m) { return m == CommMode::Nonblocking ? "nonblocking" : "blocking"; }
+std::string_view mpi_progress_name(MpiProgress p) {
+  switch (p) {
+    case MpiProgress::Sync:
+      return "sync";
+    case MpiProgress::Strong:
+      return "strong";
+    case MpiProgress::Weak:
+      return "weak";
+  }
+  return "sync";
+}
 
 }  // namespace collmc::model

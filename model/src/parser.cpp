@@ -302,9 +302,19 @@ class Parser {
         sc_.knobs.stream_progress = StreamProgress::Serialized;
       else
         bad("independent or serialized");
+    } else if (key == "mpi_progress") {
+      if (val == "sync")
+        sc_.knobs.mpi_progress = MpiProgress::Sync;
+      else if (val == "strong")
+        sc_.knobs.mpi_progress = MpiProgress::Strong;
+      else if (val == "weak")
+        sc_.knobs.mpi_progress = MpiProgress::Weak;
+      else
+        bad("sync, strong or weak");
     } else {
       fail_msg(key_tok, "unknown knob '" + key +
-                            "': expected profile, comm_mode, runtime_connect, stream_progress or nccl_version");
+                            "': expected profile, comm_mode, runtime_connect, stream_progress, mpi_progress or "
+                            "nccl_version");
     }
     end_of_statement();
   }

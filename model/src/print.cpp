@@ -71,6 +71,8 @@ class Printer {
     if (k.stream_progress != defaults.stream_progress)
       out_ << "set stream_progress = "
            << (k.stream_progress == StreamProgress::Serialized ? "serialized" : "independent") << "\n";
+    if (k.mpi_progress != defaults.mpi_progress)
+      out_ << "set mpi_progress = " << mpi_progress_name(k.mpi_progress) << "\n";
   }
 
   // Instances of one declaration stay together, in the World's order (which is the resolver's).

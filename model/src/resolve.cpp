@@ -125,6 +125,7 @@ class Resolver {
       w_.programs.push_back(std::move(prog));
     }
     check_put_targets();
+    number_grown_comms();
     processes();
     warn_ranks_without_body(star != nullptr, own);
     warn_misspelt_buffers();
@@ -132,10 +133,24 @@ class Resolver {
       const bool rooted = std::any_of(w_.calls.begin(), w_.calls.end(), [&](const Call& c) {
         return takes_root(c.kind) && w_.profile_of(c) == Profile::Mpi;
       });
-      if (rooted)
-        w_.notes.push_back(
-            "mpi: broadcast and reduce are assumed to synchronize every member; a real MPI may let "
-            "some ranks leave early (eager protocol for small messages)");
+      if (rooted) switch (sc_.knobs.mpi_progress) {
+          case MpiProgress::Sync:
+            w_.notes.push_back(
+                "mpi: broadcast and reduce are assumed to synchronize every member; a real MPI may let "
+                "some ranks leave early (eager protocol for small messages): set mpi_progress = strong or weak "
+                "to check that");
+            break;
+          case MpiProgress::Strong:
+            w_.notes.push_back(
+                "mpi_progress = strong: a broadcast's root and a reduce's other ranks leave at once; the others "
+                "complete without them");
+            break;
+          case MpiProgress::Weak:
+            w_.notes.push_back(
+                "mpi_progress = weak: a broadcast's root and a reduce's other ranks leave at once; the others "
+                "complete only once each of them entered MPI again (a rank blocked outside MPI moves no messages)");
+            break;
+        }
     }
     return std::move(w_);
   }
@@ -406,6 +421,17 @@ class Resolver {
                                          "host thread (write the process's ranks without threads)");
       }
       w_.processes.push_back(ProcessInstance{decl.name, std::move(ranks), decl.loc});
+    }
+  }
+
+  void number_grown_comms() {
+    std::vector<int> grows(w_.comms.size(), 0);
+    for (const auto& c : w_.calls) {
+      if (c.kind != OpKind::Grow || c.comm < 0 || c.child < 0) continue;
+      auto& child = w_.comms[static_cast<size_t>(c.child)];
+      if (c.rank != w_.comms[static_cast<size_t>(c.comm)].members.front() || child.grown_from >= 0) continue;
+      child.grown_from = c.comm;
+      child.grow_index = grows[static_cast<size_t>(c.comm)]++;
     }
   }
 

@@ -22,7 +22,10 @@ int step_index(const ThreadPlan& thread, int call) {
 }
 
 bool may_return_early(const ReplayPlan& plan, int call) {
-  if (plan.world->knobs.profile != model::Profile::Mpi || call < 0) return false;
+  // With mpi_progress = strong or weak the model already lets the early ranks leave.
+  if (plan.world->knobs.profile != model::Profile::Mpi || call < 0 ||
+      plan.world->knobs.mpi_progress != model::MpiProgress::Sync)
+    return false;
   const OpKind k = plan.world->calls[static_cast<size_t>(call)].kind;
   return k == OpKind::Broadcast || k == OpKind::Reduce;
 }

@@ -128,6 +128,8 @@ class Semantics final : public NextState, public IndependenceInfo {
   bool guard_holds(const State& s, int rank, const model::Call& call, std::string* why = nullptr) const;
   bool host_slot_complete(const State& s, int comm, uint32_t slot) const;
   bool connect_complete(const State& s, int comm) const;
+  // mpi_progress = weak: every member that left host slot `slot` of `comm` early has entered MPI since, or ended.
+  bool early_ranks_progressed(const State& s, int comm, uint32_t slot) const;
   bool running_part(const State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const;
   std::vector<const StreamEntry*> running_entries(const RankState& rs) const;
   // Calls `visit` on each running entry (the stream heads that may progress: every head, or with

@@ -12,19 +12,21 @@
 namespace collmc::checker {
 
 enum class WaitKind : uint8_t {
-  HostSlot,    // an HBC on `comm`, host slot `slot`: released when every member arrived
-  Connect,     // the runtime connect of `comm`: released when every member reached it
-  P2pConnect,  // the runtime connect of the pair (this rank, `peer`) on `comm`
-  DevDone,     // barrier: this rank's device op `comm` device slot `slot` has completed
-  P2pHost,     // mpi send (dir 0) / recv (dir 1) number `slot` with `peer`: released when matched
-  Teardown,    // destroy of a connected `comm`: released when every member entered its destroy
-  StoreKey,    // store_wait / host_barrier: released when host store key `slot` counts `count` or more
-  P2pAny,      // mpi `recv COMM any` (MPI_ANY_SOURCE): never holds; a MatchAny step picks a sender and removes it
-  GrowId,      // grow of PARENT `comm` on its first or last rank: released once grow_id on `comm` handed
-               // it id number `slot` (ncclCommGetUniqueId sends the id to those two ranks; NCCL 2.29+)
-  AbortDrain,  // abort of `comm` (alone or with the other comms of its group): released once this rank's
-               // GPU is idle (no work of any comm left): the abort's free of device memory synchronizes
-               // the device (measured, NCCL 2.30.7 on one shared H200: docs/HARDWARE.md)
+  HostSlot,     // an HBC on `comm`, host slot `slot`: released when every member arrived
+  Connect,      // the runtime connect of `comm`: released when every member reached it
+  P2pConnect,   // the runtime connect of the pair (this rank, `peer`) on `comm`
+  DevDone,      // barrier: this rank's device op `comm` device slot `slot` has completed
+  P2pHost,      // mpi send (dir 0) / recv (dir 1) number `slot` with `peer`: released when matched
+  Teardown,     // destroy of a connected `comm`: released when every member entered its destroy
+  StoreKey,     // store_wait / host_barrier: released when host store key `slot` counts `count` or more
+  P2pAny,       // mpi `recv COMM any` (MPI_ANY_SOURCE): never holds; a MatchAny step picks a sender and removes it
+  GrowId,       // grow of PARENT `comm` on its first or last rank: released once grow_id on `comm` handed
+                // it id number `slot` (ncclCommGetUniqueId sends the id to those two ranks; NCCL 2.29+)
+  MpiProgress,  // mpi_progress = weak: a late rank of the rooted collective in host slot `slot` of `comm`:
+                // released once every member that left it early entered MPI again (or ended)
+  AbortDrain,   // abort of `comm` (alone or with the other comms of its group): released once this rank's
+                // GPU is idle (no work of any comm left): the abort's free of device memory synchronizes
+                // the device (measured, NCCL 2.30.7 on one shared H200: docs/HARDWARE.md)
 };
 
 // What a blocked host thread waits for; a thread moves on once all its waits hold.
@@ -146,6 +148,9 @@ struct RankState {
   // ncclGroupStart/End around the per-device calls; a call outside a group clears it). 0 elsewhere.
   uint32_t process_turn = 0;
   uint32_t process_grouped = 0;
+  // mpi_progress = weak: the rooted collectives (comm, host slot) this rank left early and has not
+  // entered MPI since; sorted. Its next MPI call empties it.
+  std::vector<std::pair<uint16_t, uint32_t>> left_early;
   bool operator==(const RankState&) const = default;
 };
 

@@ -40,6 +40,16 @@ enum class OpForm : uint8_t {
 enum class Profile : uint8_t { Nccl, Mpi };
 enum class CommMode : uint8_t { Blocking, Nonblocking };
 enum class StreamProgress : uint8_t { Independent, Serialized };
+// How an MPI library moves a rooted collective (MPI_Bcast, MPI_Reduce) whose early ranks (the
+// broadcast's root, the reduce's other ranks) may leave before the others arrive (MPI 4.1 §6.14):
+// - Sync: no rank leaves before every member arrived (what a portable program must allow for, and
+//   what a rendezvous-sized message does);
+// - Strong: the early ranks leave at once; the others complete without them (asynchronous progress:
+//   a progress thread, offload, or an eager message already in the receiver's memory);
+// - Weak: the early ranks leave at once; the others complete only once each early rank has entered
+//   MPI again (any MPI call, or its end): a rank blocked outside MPI (an NCCL host-blocking call, a
+//   host store wait) moves no MPI messages. SEMANTICS_NOTES.md, "MPI progress".
+enum class MpiProgress : uint8_t { Sync, Strong, Weak };
 enum class RegFlag : uint8_t { Symmetric, Default };
 
 // NCCL_VERSION_CODE of a release (2.28.3 is 22803), as nccl.h computes it from 2.9 on.
@@ -87,6 +97,7 @@ struct Knobs {
   CommMode comm_mode = CommMode::Blocking;
   bool runtime_connect = true;
   StreamProgress stream_progress = StreamProgress::Independent;
+  MpiProgress mpi_progress = MpiProgress::Sync;
   // `set nccl_version = 2.29`: the NCCL release whose version-dependent rules apply
   // (SEMANTICS_NOTES.md, "Issue 14"). A release without a patch number means its first (x.y.0).
   uint32_t nccl_version = kCalibratedNcclVersion;
@@ -198,5 +209,6 @@ std::optional<Verdict> verdict_from_name(std::string_view name);
 
 std::string_view profile_name(Profile p);
 std::string_view comm_mode_name(CommMode m);
+std::string_view mpi_progress_name(MpiProgress p);  // "sync", "strong", "weak"
 
 }  // namespace collmc::model

@@ -55,6 +55,10 @@ struct CommInstance {
   // names itself (it joins); each init carries its own list (Call::members_view).
   bool per_rank = false;
   Profile profile = Profile::Nccl;  // the library this comm belongs to (SEMANTICS.md §2 or §6)
+  // A comm a `grow` creates: its parent, and which of the parent's grows it is (0 for the first, in
+  // the order the parent's first member grows them): the grow_id it needs is the parent's k-th.
+  int grown_from = -1;
+  int grow_index = -1;
   SourceLoc loc;
 
   bool has_member(int rank) const;
