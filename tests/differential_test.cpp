@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 #include "brute_force.h"
@@ -70,10 +71,20 @@ void run_family(uint32_t seed, int cases, const RandomScenarioOptions& options, 
   cases /= 4;
   min_compared /= 4;
 #endif
+  // COLLMC_DIFFERENTIAL_SHARD=I/N (Differential.Long on many cores): this process compares the cases
+  // whose index is I modulo N, of the same sequence, and needs its share of the compared minimum.
+  int shard = 0, shards = 1;
+  if (const char* s = std::getenv("COLLMC_DIFFERENTIAL_SHARD"))
+    if (std::sscanf(s, "%d/%d", &shard, &shards) != 2 || shards < 1 || shard < 0 || shard >= shards) {
+      ADD_FAILURE() << "COLLMC_DIFFERENTIAL_SHARD=" << s << ": expected I/N with 0 <= I < N";
+      return;
+    }
+  min_compared /= shards;
   std::mt19937 rng(seed);
   Tally tally;
   for (int i = 0; i < cases; ++i) {
     std::string text = random_scenario(rng, options);
+    if (i % shards != shard) continue;
     compare_one(text, budget, tally);
     if (::testing::Test::HasFailure()) return;
   }
@@ -196,6 +207,7 @@ TEST(Differential, SymbolicAnyOrderAgainstPermutations) {
 
 // By hand, not in CI: COLLMC_LONG_DIFFERENTIAL=10000 ./build/tests/collmc_tests
 // --gtest_filter=Differential.Long (each family gets the number of cases given, each with its own seed).
+// On N cores: N processes with COLLMC_DIFFERENTIAL_SHARD=0/N ... N-1/N share the same cases.
 TEST(Differential, Long) {
   const char* n = std::getenv("COLLMC_LONG_DIFFERENTIAL");
   if (!n) GTEST_SKIP() << "set COLLMC_LONG_DIFFERENTIAL=N to run N random scenarios per family";

@@ -27,16 +27,7 @@ using Failure = RankFailure;
 class NcclCalls : public RankCalls {
  public:
   NcclCalls(const ReplayPlan& plan, int rank, int gpu, SharedBlock* shared)
-      : w_(*plan.world), rank_(rank), gpu_(gpu), shared_(shared), grown_children_(w_.comms.size()) {
-    // The comms grown from each parent, in the order its members grow them (the model makes every
-    // member agree on it, or reports a mismatch): the k-th grow id handed out on a parent is theirs.
-    grown_.assign(w_.comms.size(), 0);
-    for (const auto& c : w_.calls)
-      if (c.kind == OpKind::Grow && c.comm >= 0 && c.rank == w_.comms[static_cast<size_t>(c.comm)].members.front()) {
-        grown_children_[static_cast<size_t>(c.comm)].push_back(c.child);
-        grown_[static_cast<size_t>(c.child)] = 1;
-      }
-  }
+      : w_(*plan.world), rank_(rank), gpu_(gpu), shared_(shared) {}
 
   void setup() override {
     if (!lib_.error.empty()) throw Failure(lib_.error);
@@ -51,14 +42,14 @@ class NcclCalls : public RankCalls {
     comms_.assign(w_.comms.size(), nullptr);
     // A grown comm's id is the one ncclCommGetUniqueId hands out during the run (grow_id).
     for (const auto& c : w_.comms)
-      if (c.members.front() == rank_ && !grown_[static_cast<size_t>(c.id)]) {
+      if (c.members.front() == rank_ && c.grown_from < 0) {
         ncclUniqueId id;
         nccl(lib_.ncclGetUniqueId(&id), "ncclGetUniqueId");
         std::memcpy(shared_->ids[c.id], &id, sizeof id);
         shared_->id_ready[c.id].store(1);
       }
     for (const auto& c : w_.comms)
-      if (c.has_member(rank_) && !grown_[static_cast<size_t>(c.id)])
+      if (c.has_member(rank_) && c.grown_from < 0)
         while (!shared_->id_ready[c.id].load()) std::this_thread::sleep_for(std::chrono::microseconds(200));
     for (const auto& c : w_.comms)
       if (!c.uninit && c.has_member(rank_)) init_comm(c.id);
@@ -296,13 +287,12 @@ class NcclCalls : public RankCalls {
         require(lib_.ncclCommGetUniqueId, "ncclCommGetUniqueId");
         ncclUniqueId id;
         nccl(lib_.ncclCommGetUniqueId(comm, &id), "ncclCommGetUniqueId", comm);
-        const auto& children = grown_children_[static_cast<size_t>(c.comm)];
         const int k = shared_->grow_ids_handed[c.comm].fetch_add(1);
-        if (k < static_cast<int>(children.size())) {
-          const int child = children[static_cast<size_t>(k)];
-          std::memcpy(shared_->ids[child], &id, sizeof id);
-          shared_->id_ready[child].store(1);
-        }
+        for (const auto& child : w_.comms)
+          if (child.grown_from == c.comm && child.grow_index == k) {
+            std::memcpy(shared_->ids[child.id], &id, sizeof id);
+            shared_->id_ready[child.id].store(1);
+          }
         return;
       }
       case OpKind::Grow: {
@@ -452,8 +442,6 @@ class NcclCalls : public RankCalls {
   int rank_;
   int gpu_;
   SharedBlock* shared_;
-  std::vector<std::vector<int>> grown_children_;  // [parent comm]: the comms grown from it, in order
-  std::vector<char> grown_;                       // [comm]: created by a grow
   std::vector<cudaStream_t> streams_;
   std::vector<void*> buffers_;
   std::vector<size_t> sizes_;
