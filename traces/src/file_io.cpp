@@ -20,9 +20,18 @@ std::string read_trace_file(const std::string& path, uint64_t max_bytes) {
         "the file has " + std::to_string(size) + " bytes, over the limit of " + std::to_string(max_bytes));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceInputError(path, 0, 0, 0, "cannot open the file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
+  // One read into a string of the file's size (a stream buffer copies every byte twice).
+  std::string bytes;
+  bytes.reserve(size + kReadPadding);
+  bytes.resize(size);
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  bytes.resize(static_cast<size_t>(in.gcount()));
+  if (in) {  // the file grew since its size was taken: the rest too
+    std::ostringstream rest;
+    rest << in.rdbuf();
+    bytes += rest.str();
+  }
+  return bytes;
 }
 
 std::optional<int> rank_from_file_name(const std::string& path) {

@@ -1,12 +1,19 @@
 // Reading trace files whole, with a clear error when they cannot be read or are too large.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
 namespace collmc::traces {
 
-// The bytes of `path`; throws TraceInputError when it cannot be read or is over `max_bytes`.
+// Bytes of spare capacity read_trace_file leaves after the file's bytes: simdjson reads up to
+// SIMDJSON_PADDING (64) bytes past a document's end, so a dump can be parsed in place, without a copy.
+inline constexpr size_t kReadPadding = 64;
+
+// The bytes of `path` (with kReadPadding bytes of spare capacity); throws TraceInputError when it cannot be
+// read or is over `max_bytes`.
 std::string read_trace_file(const std::string& path, uint64_t max_bytes = 1ull << 30);
 
 // The rank a dump's file name ends with: "nccl_trace_rank_3" and "fr_3.pkl" give 3; none: nullopt.

@@ -14,8 +14,11 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
+
+#include <simdjson.h>
 
 #include "collmc/model/operations.h"
 #include "collmc/traces/pickle.h"
@@ -423,6 +426,21 @@ class ConfigCache {
     return it->second.get();
   }
 
+  // The same from the pg_config's JSON text (none: null), each distinct text parsed once: at 16k ranks every
+  // dump lists the same ~2,000 groups, about 400 KB of JSON, which the fast path then only compares.
+  const ConfigSet* intern_raw(const std::string& file, std::optional<std::string_view> raw) {
+    if (!raw) return intern(file, nullptr);
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = raw_sets_.find(*raw); it != raw_sets_.end()) return it->second;
+    }
+    const json cfg = json::parse(*raw);
+    const ConfigSet* set = intern(file, &cfg);
+    std::lock_guard lock(mutex_);
+    raw_sets_.emplace(std::string(*raw), set);
+    return set;
+  }
+
   std::vector<const ConfigSet*> sets() const {
     std::vector<const ConfigSet*> out;
     for (const auto& [key, set] : sets_) out.push_back(set.get());
@@ -433,6 +451,11 @@ class ConfigCache {
   std::mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<PgConfig>> pgs_;
   std::map<std::vector<const PgConfig*>, std::unique_ptr<ConfigSet>> sets_;
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, const ConfigSet*, TextHash, std::equal_to<>> raw_sets_;
 };
 
 constexpr uint32_t kNoPg = UINT32_MAX;
@@ -521,6 +544,20 @@ uint16_t intern_small(std::vector<std::string>& table, std::map<std::string, uin
   return it->second;
 }
 
+CallState call_state(const std::string& file, std::string_view state, const std::string& path) {
+  if (state == "completed") return CallState::Completed;
+  if (state == "started") return CallState::Started;
+  if (state == "scheduled") return CallState::Scheduled;
+  bad(file, path + ".state \"" + std::string(state) + "\": expected scheduled, started or completed");
+}
+
+// c10's dtype name -> index into kDtypes (0: none the scenario language has).
+uint8_t dtype_index(const std::string& torch_name) {
+  std::string name = scenario_dtype(torch_name);
+  auto it = std::find(kDtypes.begin(), kDtypes.end(), name);
+  return static_cast<uint8_t>(it == kDtypes.end() ? 0 : it - kDtypes.begin());
+}
+
 Slim read_slim(const std::string& file, const json& e, const std::string& path, ParsedDump& d,
                std::map<std::string, uint16_t>& names, std::map<std::string, uint16_t>& pgs) {
   if (!e.is_object()) bad(file, path + ": expected a dict");
@@ -549,31 +586,316 @@ Slim read_slim(const std::string& file, const json& e, const std::string& path, 
   if (const json* t = field(e, "time_created_ns"); t && t->is_number_unsigned()) out.time_ns = t->get<uint64_t>();
   const json* st = field(e, "state");
   if (st && !st->is_string()) bad(file, path + ".state: expected a string");
-  const std::string state = st ? st->get<std::string>() : "completed";
-  if (state == "completed") {
-    out.state = CallState::Completed;
-  } else if (state == "started") {
-    out.state = CallState::Started;
-  } else if (state == "scheduled") {
-    out.state = CallState::Scheduled;
-  } else {
-    bad(file, path + ".state \"" + state + "\": expected scheduled, started or completed");
-  }
+  out.state = call_state(file, st ? st->get_ref<const std::string&>() : "completed", path);
   if (const json* sizes = field(e, "input_sizes"); sizes && !op.varying_count) {
     out.count = numel(file, *sizes, path + ".input_sizes");
     out.has_count = true;
   }
-  if (const json* dt = field(e, "input_dtypes"); dt && dt->is_array() && !dt->empty() && (*dt)[0].is_string()) {
-    std::string name = scenario_dtype((*dt)[0].get<std::string>());
-    auto it = std::find(kDtypes.begin(), kDtypes.end(), name);
-    out.dtype = static_cast<uint8_t>(it == kDtypes.end() ? 0 : it - kDtypes.begin());
+  if (const json* dt = field(e, "input_dtypes"); dt && dt->is_array() && !dt->empty() && (*dt)[0].is_string())
+    out.dtype = dtype_index((*dt)[0].get_ref<const std::string&>());
+  return out;
+}
+
+// pg_status: {pg: {last_enqueued_collective, last_started_collective, last_completed_collective}}.
+void read_pg_status(const std::string& file, const json& root, ParsedDump& d) {
+  if (const json* status = field(root, "pg_status"); status && status->is_object()) {
+    for (const auto& [pg, st] : status->items()) {
+      if (!st.is_object() || !field(st, "last_completed_collective")) continue;
+      try {
+        d.completed.emplace_back(pg, want_int(file, st, "last_completed_collective", "pg_status[\"" + pg + "\"]"));
+      } catch (const TraceInputError&) {
+        continue;  // a status we cannot read is no evidence
+      }
+    }
+  }
+}
+
+// The fast way through a JSON dump: simdjson On-Demand over the file's bytes, the fields the reader needs
+// read straight into Slim entries, no tree built per entry (nlohmann's tree of each entry was about 60 % of
+// the import's time). It takes only what it can read exactly as the tree reader (read_slim) would: at
+// anything else (bad JSON, a field of another type than usual, a duplicate key, a value read_slim rejects)
+// it gives up and the dump is read again by the tree reader, whose errors name the line and column. Both
+// readers thus accept the same dumps and read them alike (fuzz_flight_recorder checks that they agree);
+// the fast one is the path of every well-formed dump.
+namespace od = simdjson::ondemand;
+
+struct FastFallback {};  // thrown inside the fast path: read this dump with the tree reader
+
+template <typename T>
+T take(simdjson::simdjson_result<T>&& r) {
+  T v;
+  if (std::move(r).get(v) != simdjson::SUCCESS) throw FastFallback{};
+  return v;
+}
+
+// Checks a value the reader does not use as nlohmann would parse it (On-Demand skips what is not read
+// without looking at it: a bad literal there would pass).
+void validate(od::value v) {
+  switch (take(v.type())) {
+    case od::json_type::object:
+      for (auto f : take(v.get_object())) {
+        od::field fld = take(std::move(f));
+        take(fld.unescaped_key());
+        validate(fld.value());
+      }
+      break;
+    case od::json_type::array:
+      for (auto e : take(v.get_array())) validate(take(std::move(e)));
+      break;
+    case od::json_type::number:
+      take(v.get_number());
+      break;
+    case od::json_type::string:
+      take(v.get_string());
+      break;
+    case od::json_type::boolean:
+      take(v.get_bool());
+      break;
+    case od::json_type::null:
+      if (!take(v.is_null())) throw FastFallback{};
+      break;
+  }
+}
+
+// want_int's integers: a JSON integer that fits int64_t, or a string of one.
+int64_t fast_int(od::value v) {
+  if (take(v.type()) == od::json_type::string) {
+    std::string_view s = take(v.get_string());
+    if (auto n = integer_text(std::string(s))) return *n;
+    throw FastFallback{};
+  }
+  od::number n = take(v.get_number());
+  if (n.get_number_type() != od::number_type::signed_integer) throw FastFallback{};
+  return n.get_int64();
+}
+
+bool fast_null(od::value& v) { return take(v.type()) == od::json_type::null; }
+
+// Interns names by string_view (every entry names its group and operation: no string is built for them).
+struct FastIntern {
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, uint16_t, Hash, std::equal_to<>> index;
+  uint16_t operator()(std::vector<std::string>& table, std::string_view s) {
+    if (auto it = index.find(s); it != index.end()) return it->second;
+    if (table.size() >= UINT16_MAX) throw FastFallback{};
+    index.emplace(std::string(s), static_cast<uint16_t>(table.size()));
+    table.emplace_back(s);
+    return static_cast<uint16_t>(table.size() - 1);
+  }
+};
+
+// The raw text of a value, for the few small top-level fields handed to nlohmann whole.
+std::string_view raw_of(od::value v) {
+  switch (take(v.type())) {
+    case od::json_type::object:
+      return take(take(v.get_object()).raw_json());
+    case od::json_type::array:
+      return take(take(v.get_array()).raw_json());
+    default:
+      return v.raw_json_token();
+  }
+}
+
+Slim fast_entry(const std::string& file, od::value v, ParsedDump& d, FastIntern& names, FastIntern& pgs,
+                std::vector<OpInfo>& ops) {
+  Slim out;
+  bool has_record = false, has_name = false, has_pg = false;
+  std::optional<int64_t> collective_seq, seq, p2p_seq;
+  uint32_t seen = 0;  // a key twice: the tree reader decides (nlohmann keeps the last)
+  auto once = [&](int bit) {
+    if (seen & (1u << bit)) throw FastFallback{};
+    seen |= 1u << bit;
+  };
+  bool sizes_set = false;
+  uint64_t sizes_total = 0;
+  for (auto f : take(v.get_object())) {
+    od::field fld = take(std::move(f));
+    std::string_view key = take(fld.unescaped_key());
+    od::value val = fld.value();
+    if (key == "record_id") {
+      once(0);
+      out.record_id = fast_int(val);
+      has_record = true;
+    } else if (key == "profiling_name") {
+      once(1);
+      std::string_view name = take(val.get_string());
+      out.name = names(d.profiling, name);
+      has_name = true;
+    } else if (key == "process_group") {
+      once(2);
+      od::array pair = take(val.get_array());
+      int n = 0;
+      for (auto e : pair) {
+        std::string_view s = take(take(std::move(e)).get_string());
+        if (n++ == 0) out.pg = pgs(d.pg_names, s);
+      }
+      if (n != 2) throw FastFallback{};
+      has_pg = true;
+    } else if (key == "collective_seq_id") {
+      once(3);
+      if (!fast_null(val)) collective_seq = fast_int(val);
+    } else if (key == "seq_id") {
+      once(4);
+      if (!fast_null(val)) seq = fast_int(val);
+    } else if (key == "p2p_seq_id") {
+      once(5);
+      if (!fast_null(val)) p2p_seq = fast_int(val);
+    } else if (key == "time_created_ns") {
+      once(6);
+      // read_slim keeps only a non-negative integer (nlohmann's unsigned).
+      if (take(val.type()) == od::json_type::number) {
+        od::number n = take(val.get_number());
+        if (n.get_number_type() == od::number_type::unsigned_integer) {
+          out.time_ns = n.get_uint64();
+        } else if (n.get_number_type() == od::number_type::signed_integer && n.get_int64() >= 0) {
+          out.time_ns = static_cast<uint64_t>(n.get_int64());
+        }
+      } else {
+        validate(val);
+      }
+    } else if (key == "state") {
+      once(7);
+      if (!fast_null(val)) {
+        std::string_view st = take(val.get_string());
+        if (st == "completed") {
+          out.state = CallState::Completed;
+        } else if (st == "started") {
+          out.state = CallState::Started;
+        } else if (st == "scheduled") {
+          out.state = CallState::Scheduled;
+        } else {
+          throw FastFallback{};
+        }
+      }
+    } else if (key == "input_sizes") {
+      once(8);
+      if (fast_null(val)) continue;
+      // numel(): the same sum and the same overflow limits; anything it would reject falls back.
+      for (auto t : take(val.get_array())) {
+        uint64_t n = 1;
+        for (auto dim_r : take(take(std::move(t)).get_array())) {
+          od::number num = take(take(std::move(dim_r)).get_number());
+          if (num.get_number_type() != od::number_type::signed_integer || num.get_int64() < 0) throw FastFallback{};
+          auto dim = static_cast<uint64_t>(num.get_int64());
+          if (dim != 0 && n > (UINT64_MAX >> 1) / dim) throw FastFallback{};
+          n *= dim;
+        }
+        if (sizes_total > (UINT64_MAX >> 1) - n) throw FastFallback{};
+        sizes_total += n;
+      }
+      sizes_set = true;
+    } else if (key == "input_dtypes") {
+      once(9);
+      if (take(val.type()) != od::json_type::array) {
+        validate(val);
+        continue;
+      }
+      bool first = true;
+      for (auto e : take(val.get_array())) {
+        od::value ev = take(std::move(e));
+        if (first && take(ev.type()) == od::json_type::string) {
+          out.dtype = dtype_index(std::string(take(ev.get_string())));
+        } else {
+          validate(ev);
+        }
+        first = false;
+      }
+    } else {
+      validate(val);
+    }
+  }
+  if (!has_record || out.record_id < 0 || !has_name || !has_pg) throw FastFallback{};
+  if (ops.size() < d.profiling.size()) {
+    try {
+      ops.push_back(classify(file, d.profiling.back(), "entries"));
+    } catch (const TraceInputError&) {
+      throw FastFallback{};  // the tree reader says where
+    }
+  }
+  const OpInfo& op = ops[out.name];
+  out.kind = op.kind;
+  out.coalesced_marker = op.coalesced_marker;
+  out.closes_batch = op.closes_batch;
+  out.collective_seq = collective_seq.value_or(seq.value_or(-1));
+  out.p2p_seq = p2p_seq.value_or(-1);
+  if (op.p2p_group_src) {
+    out.p2p_src = *op.p2p_group_src;
+    out.p2p_dst = *op.p2p_group_dst;
+  }
+  if (sizes_set && !op.varying_count) {
+    out.count = sizes_total;
+    out.has_count = true;
   }
   return out;
 }
 
-// Reads one dump into its slim form; the tree is freed when this returns.
-ParsedDump parse_one(const std::string& file, const std::string& bytes, ConfigCache& cache) {
+// Reads a JSON dump into `d` the fast way; false: read it with the tree reader instead.
+bool parse_json_fast(const std::string& file, const std::string& bytes, ConfigCache& cache, ParsedDump& d) {
+  thread_local od::parser parser;
+  simdjson::padded_string copy;
+  simdjson::padded_string_view view;
+  if (bytes.capacity() - bytes.size() >= simdjson::SIMDJSON_PADDING) {
+    view = simdjson::padded_string_view(bytes.data(), bytes.size(), bytes.capacity());
+  } else {
+    copy = simdjson::padded_string(bytes);
+    view = copy;
+  }
+  try {
+    od::document doc = take(parser.iterate(view));
+    json root = json::object();  // the small top-level fields, for the functions the tree reader uses
+    FastIntern names, pgs;
+    std::vector<OpInfo> ops;
+    std::optional<std::string_view> pg_config;
+    for (auto f : take(doc.get_object())) {
+      od::field fld = take(std::move(f));
+      std::string key(take(fld.unescaped_key()));
+      if (root.contains(key) || (key == "pg_config" && pg_config) || (key == "entries" && d.has_entries_list))
+        return false;
+      od::value val = fld.value();
+      if (key == "entries") {
+        if (take(val.type()) != od::json_type::array) return false;
+        for (auto e : take(val.get_array()))
+          d.entries.push_back(fast_entry(file, take(std::move(e)), d, names, pgs, ops));
+        d.has_entries_list = true;  // (a repeated "entries" key falls back above)
+      } else if (key == "pg_config") {
+        if (take(val.type()) != od::json_type::object) return false;
+        pg_config = raw_of(val);
+      } else if (key == "version" || key == "rank" || key == "pg_status") {
+        root[key] = json::parse(raw_of(val));
+      } else {
+        validate(val);
+        root[key] = nullptr;  // only to see a repeated key
+      }
+    }
+    // Nothing after the top-level object (On-Demand answers OUT_OF_BOUNDS only at the end of the input).
+    if (const char* rest = nullptr; doc.current_location().get(rest) != simdjson::OUT_OF_BOUNDS) return false;
+    d.has_entries_list = !d.entries.empty();
+    std::tie(d.major, d.minor) = parse_version(file, root);
+    d.configs = cache.intern_raw(file, pg_config);
+    d.by_fields = rank_from_fields(file, root, *d.configs, d);
+    d.by_name = rank_from_file_name(file);
+    read_pg_status(file, root, d);
+    return true;
+  } catch (...) {  // FastFallback, a TraceInputError or nlohmann's: the tree reader reads it and says why
+    return false;
+  }
+}
+
+bool looks_like_json(const std::string& bytes) {
+  size_t first = bytes.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && bytes[first] == '{';
+}
+
+// Reads one dump into its slim form; the tree is freed when this returns. `fast`: a JSON dump goes the
+// fast way first (false: the tree reader only, for the fuzz target that compares the two).
+ParsedDump parse_one(const std::string& file, const std::string& bytes, ConfigCache& cache, bool fast = true) {
   ParsedDump d;
+  d.file = file;
+  if (fast && looks_like_json(bytes) && parse_json_fast(file, bytes, cache, d)) return d;
+  d = ParsedDump{};
   d.file = file;
   std::map<std::string, uint16_t> names, pgs;
   size_t streamed = 0;
@@ -594,17 +916,7 @@ ParsedDump parse_one(const std::string& file, const std::string& bytes, ConfigCa
     for (const auto& e : *entries)
       d.entries.push_back(read_slim(file, e, "entries[" + std::to_string(index++) + "]", d, names, pgs));
   }
-  // pg_status: {pg: {last_enqueued_collective, last_started_collective, last_completed_collective}}.
-  if (const json* status = field(root, "pg_status"); status && status->is_object()) {
-    for (const auto& [pg, st] : status->items()) {
-      if (!st.is_object() || !field(st, "last_completed_collective")) continue;
-      try {
-        d.completed.emplace_back(pg, want_int(file, st, "last_completed_collective", "pg_status[\"" + pg + "\"]"));
-      } catch (const TraceInputError&) {
-        continue;  // a status we cannot read is no evidence
-      }
-    }
-  }
+  read_pg_status(file, root, d);
   return d;
 }
 
