@@ -13,7 +13,8 @@
 // json, pickle: one Flight Recorder dump per rank (rank_R.json, rank_R.pkl; a ring buffer of E entries,
 //   version 2.10). The JSON is what torch's dump_json writes (pg_status values as strings); the pickle is
 //   what its C++ Pickler writes (protocol 2, every string memoised once and fetched with BINGET after,
-//   dicts as EMPTY_DICT MARK ... SETITEMS, process_group a TUPLE2, pg_status values as ints).
+//   dicts as EMPTY_DICT MARK ... SETITEMS, process_group a TUPLE2, pg_status values as ints, the dump's
+//   dict memoised last), as in the torch-written fixtures of tests/fixtures/traces/gpu.
 // nccl-log: one NCCL_DEBUG=INFO log per rank (nccl.R.log): the comms' init lines, then about E collective
 //   lines, from the first.
 // recorder: one libcollmc_record.so trace per rank (collmc-trace.nodeN.PID.jsonl): the world comm's init, the
@@ -251,6 +252,8 @@ class Pickler {
   void list_start() { out_ += "]("; }  // EMPTY_LIST MARK
   void list_end() { out_ += 'e'; }     // APPENDS
   void tuple2() { out_ += '\x86'; }
+  // torch memoises the dump's dict once it is filled (a BINPUT before STOP).
+  void memoise_top() { put(static_cast<uint32_t>(memo_.size() + extra_++)); }
 
  private:
   void le(uint64_t v, int n) {
@@ -276,6 +279,7 @@ class Pickler {
   }
   std::string& out_;
   std::unordered_map<std::string, uint32_t> memo_;
+  uint32_t extra_ = 0;  // memo ids taken by other than strings
 };
 
 void write_pickle(std::string& out, int world, int entries, int rank, const std::vector<Group>& pgs) {
@@ -371,6 +375,7 @@ void write_pickle(std::string& out, int world, int entries, int rank, const std:
   }
   p.list_end();
   p.dict_end();
+  p.memoise_top();
   p.stop();
 }
 
