@@ -471,7 +471,7 @@ constexpr uint32_t kNoPg = UINT32_MAX;
 const std::vector<std::string> kDtypes = {"",     "float32", "float64", "float16", "bfloat16",   "uint8",
                                           "int8", "int32",   "int64",   "uint32",  "float8e4m3", "float8e5m2"};
 
-// One entry as read, before the trace is built: small, so that 16k ranks x 2,000 entries fit in memory.
+// One entry as read, before the trace is built (stored as a Packed: see below).
 struct Slim {
   int64_t record_id = 0;
   int64_t collective_seq = -1, p2p_seq = -1;
@@ -487,6 +487,40 @@ struct Slim {
   bool coalesced_marker = false, closes_batch = false;
 };
 
+// What entries of a dump share: its group, operation, size and type (a job repeats a few hundred of them).
+struct Shape {
+  uint64_t count = 0;
+  uint32_t pg = kNoPg;
+  int32_t p2p_src = -1, p2p_dst = -1;
+  uint16_t name = 0;
+  CallKind kind = CallKind::Other;
+  uint8_t dtype = 0;
+  bool has_count = false, coalesced_marker = false, closes_batch = false;
+  bool operator==(const Shape&) const = default;
+};
+
+struct ShapeHash {
+  size_t operator()(const Shape& s) const {
+    uint64_t h = s.count * 0x9e3779b97f4a7c15ull;
+    h ^= (uint64_t{s.pg} << 32 | s.name) + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+    h ^= (uint64_t(uint32_t(s.p2p_src)) << 32 | uint32_t(s.p2p_dst)) + (h << 6) + (h >> 2);
+    h ^= uint64_t(s.kind) << 24 | uint64_t{s.dtype} << 16 | uint64_t{s.has_count} << 2 |
+         uint64_t{s.coalesced_marker} << 1 | uint64_t{s.closes_batch};
+    return static_cast<size_t>(h * 0xff51afd7ed558ccdull);
+  }
+};
+
+// An entry as kept until the trim: 40 bytes, its shape interned per dump (a Slim is 72), so that 16,384
+// ranks x 2,000 entries (32.8 M) take 1.3 GB rather than 2.4 before the trim can drop any.
+struct Packed {
+  int64_t record_id = 0;
+  int64_t collective_seq = -1, p2p_seq = -1;
+  uint64_t time_ns = 0;
+  uint32_t shape = 0;
+  CallState state = CallState::Completed;
+};
+static_assert(sizeof(Packed) <= 40);
+
 // One dump as read (in parallel), its JSON or pickle tree already gone.
 struct ParsedDump {
   std::string file;
@@ -496,10 +530,41 @@ struct ParsedDump {
   const ConfigSet* configs = nullptr;
   std::vector<std::string> pg_names;   // by Slim::pg
   std::vector<std::string> profiling;  // by Slim::name
-  std::vector<Slim> entries;
+  std::vector<Packed> entries;
+  std::vector<Shape> shapes;  // by Packed::shape
+  std::unordered_map<Shape, uint32_t, ShapeHash> shape_index;
   std::vector<std::pair<std::string, int64_t>> completed;  // pg_status: pg -> last_completed_collective
   bool has_entries_list = false;
+
+  void add(const Slim& e) {
+    Shape sh{e.count, e.pg,    e.p2p_src,   e.p2p_dst,          e.name,
+             e.kind,  e.dtype, e.has_count, e.coalesced_marker, e.closes_batch};
+    auto [it, fresh] = shape_index.try_emplace(sh, static_cast<uint32_t>(shapes.size()));
+    if (fresh) shapes.push_back(sh);
+    entries.push_back({e.record_id, e.collective_seq, e.p2p_seq, e.time_ns, it->second, e.state});
+  }
 };
+
+Slim unpack(const std::vector<Shape>& shapes, const Packed& p) {
+  const Shape& sh = shapes[p.shape];
+  Slim e;
+  e.record_id = p.record_id;
+  e.collective_seq = p.collective_seq;
+  e.p2p_seq = p.p2p_seq;
+  e.time_ns = p.time_ns;
+  e.state = p.state;
+  e.count = sh.count;
+  e.pg = sh.pg;
+  e.name = sh.name;
+  e.p2p_src = sh.p2p_src;
+  e.p2p_dst = sh.p2p_dst;
+  e.kind = sh.kind;
+  e.dtype = sh.dtype;
+  e.has_count = sh.has_count;
+  e.coalesced_marker = sh.coalesced_marker;
+  e.closes_batch = sh.closes_batch;
+  return e;
+}
 
 // A dump's rank from its own fields: a top-level `rank`; else the sender of its sends / the receiver
 // of its recvs (group rank -> global rank by its pg_config); else the one rank all its process groups
@@ -532,7 +597,8 @@ std::optional<int> rank_from_fields(const std::string& file, const json& root, c
     }
   }
   // Entries streamed out of a JSON dump, in file order, as above.
-  for (const Slim& e : streamed.entries) {
+  for (const Packed& packed : streamed.entries) {
+    const Slim e = unpack(streamed.shapes, packed);
     if (e.p2p_src < 0) continue;
     auto cfg = configs.by_name.find(streamed.pg_names[e.pg]);
     if (cfg == configs.by_name.end()) continue;
@@ -889,8 +955,7 @@ bool parse_json_fast(const std::string& file, const std::string& bytes, ConfigCa
       od::value val = fld.value();
       if (key == "entries") {
         if (take(val.type()) != od::json_type::array) return false;
-        for (auto e : take(val.get_array()))
-          d.entries.push_back(fast_entry(file, take(std::move(e)), d, names, pgs, ops));
+        for (auto e : take(val.get_array())) d.add(fast_entry(file, take(std::move(e)), d, names, pgs, ops));
         d.has_entries_list = true;  // (a repeated "entries" key falls back above)
       } else if (key == "pg_config") {
         if (take(val.type()) != od::json_type::object) return false;
@@ -1283,7 +1348,7 @@ class FastPickle {
         seen |= 1u << bit;
       }
     }
-    d_.entries.push_back(finish_fast(file_, f, d_, ops_));
+    d_.add(finish_fast(file_, f, d_, ops_));
   }
 
   // decode_pickle's JSON of a value (the small top-level fields, and a pg_config seen first).
@@ -1404,7 +1469,7 @@ ParsedDump parse_one(const std::string& file, const std::string& bytes, ConfigCa
   size_t streamed = 0;
   json root = parse_dump(file, bytes, [&](const json& e) {
     d.has_entries_list = true;
-    d.entries.push_back(read_slim(file, e, "entries[" + std::to_string(streamed++) + "]", d, names, pgs));
+    d.add(read_slim(file, e, "entries[" + std::to_string(streamed++) + "]", d, names, pgs));
   });
   if (!root.is_object()) bad(file, "expected a dict at the top of the dump");
   std::tie(d.major, d.minor) = parse_version(file, root);
@@ -1416,8 +1481,7 @@ ParsedDump parse_one(const std::string& file, const std::string& bytes, ConfigCa
     d.has_entries_list = true;
     d.entries.reserve(entries->size());
     size_t index = 0;
-    for (const auto& e : *entries)
-      d.entries.push_back(read_slim(file, e, "entries[" + std::to_string(index++) + "]", d, names, pgs));
+    for (const auto& e : *entries) d.add(read_slim(file, e, "entries[" + std::to_string(index++) + "]", d, names, pgs));
   }
   read_pg_status(file, root, d);
   return d;
@@ -1555,9 +1619,11 @@ class Builder {
   // One rank's entries: process groups resolved, in record_id order.
   struct RankEntries {
     const ParsedDump* dump = nullptr;
-    std::vector<Slim> list;
+    std::vector<Packed> list;
     std::vector<const PgConfig*> pg;  // by Slim::pg
     std::vector<bool> dropped;        // by position in `list`, after trim()
+    Slim unpack(const Packed& p) const { return traces::unpack(dump->shapes, p); }
+    Slim get(size_t i) const { return unpack(list[i]); }
   };
 
   void read_entries(ParsedDump& d) {
@@ -1570,7 +1636,7 @@ class Builder {
     for (size_t i = 0; i < d.pg_names.size(); ++i) re.pg[i] = find_config(d.rank, d.pg_names[i]);
     re.list = std::move(d.entries);
     for (size_t i = 0; i < re.list.size(); ++i) {
-      const Slim& e = re.list[i];
+      const Slim e = re.get(i);
       const PgConfig* cfg = re.pg[e.pg];
       if (!cfg)
         bad(d.file, "entries[" + std::to_string(i) + "].process_group: '" + d.pg_names[e.pg] + "' is not in pg_config");
@@ -1583,7 +1649,8 @@ class Builder {
                           "\": a group rank is outside " + comm_label(*cfg));
       }
     }
-    std::sort(re.list.begin(), re.list.end(), [](const Slim& a, const Slim& b) { return a.record_id < b.record_id; });
+    std::sort(re.list.begin(), re.list.end(),
+              [](const Packed& a, const Packed& b) { return a.record_id < b.record_id; });
     for (size_t i = 1; i < re.list.size(); ++i)
       if (re.list[i].record_id == re.list[i - 1].record_id)
         bad(d.file, "record_id " + std::to_string(re.list[i].record_id) + " appears twice");
@@ -1652,7 +1719,8 @@ class Builder {
     std::map<int, std::string> oldest_open;
     for (const auto& [rank, re] : entries_) {
       size_t n = 0;
-      for (const auto& e : re.list) {
+      for (const Packed& packed : re.list) {
+        const Slim e = re.unpack(packed);
         if (e.state == CallState::Completed) continue;
         if (n++ == 0)
           oldest_open[rank] = origin_of(re, e) + " (" + (e.state == CallState::Started ? "started" : "scheduled") + ")";
@@ -1703,7 +1771,8 @@ class Builder {
     for (const auto& [rank, first] : dropped_) {
       const RankEntries& re = entries_[rank];
       std::map<std::string, int64_t> oldest;
-      for (const auto& e : re.list) {
+      for (const Packed& packed : re.list) {
+        const Slim e = re.unpack(packed);
         if (e.collective_seq < 0 || is_p2p(e)) continue;
         auto [it, fresh] = oldest.emplace(pg_of(re, e).id, e.collective_seq);
         if (!fresh) it->second = std::min(it->second, e.collective_seq);
@@ -1713,7 +1782,8 @@ class Builder {
     std::map<std::string, size_t> removed;
     for (auto& [rank, rank_entries] : entries_) {
       auto& re = rank_entries;  // a lambda may not capture a structured binding (clang before C++20's fix)
-      auto keep = std::remove_if(re.list.begin(), re.list.end(), [&](const Slim& e) {
+      auto keep = std::remove_if(re.list.begin(), re.list.end(), [&](const Packed& packed) {
+        const Slim e = re.unpack(packed);
         if (e.collective_seq < 0 || is_p2p(e)) return false;
         auto it = cut.find(pg_of(re, e).id);
         if (it == cut.end() || e.collective_seq >= it->second) return false;
@@ -1741,14 +1811,14 @@ class Builder {
       rows.push_back(&re);
       std::vector<TrimItem> items(re.list.size());
       for (size_t i = 0; i < re.list.size(); ++i) {
-        const Slim& e = re.list[i];
+        const Slim e = re.get(i);
         TrimItem& it = items[i];
-        it.kind = static_cast<uint32_t>(e.kind);
+        it.kind = static_cast<uint16_t>(e.kind);
         it.completed = e.state == CallState::Completed;
         if (e.coalesced_marker || e.closes_batch) {
           // A batch's entries (those just before it with its sequence numbers) are one launch.
           for (size_t k = i; k-- > 0;) {
-            const Slim& p = re.list[k];
+            const Slim p = re.get(k);
             if (p.coalesced_marker || p.closes_batch || re.pg[p.pg] != re.pg[e.pg] ||
                 p.collective_seq != e.collective_seq || p.p2p_seq != e.p2p_seq)
               break;
@@ -1805,8 +1875,8 @@ class Builder {
       RankEntries& re = found->second;
       std::vector<Entry> list;
       for (size_t i = 0; i < re.list.size(); ++i)
-        if (re.dropped.empty() || !re.dropped[i]) list.push_back(make_entry(re, re.list[i]));
-      std::vector<Slim>().swap(re.list);
+        if (re.dropped.empty() || !re.dropped[i]) list.push_back(make_entry(re, re.get(i)));
+      std::vector<Packed>().swap(re.list);
       ThreadTrace t;
       t.name = "main";
       for (size_t i = 0; i < list.size(); ++i) {
