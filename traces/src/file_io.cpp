@@ -1,10 +1,15 @@
 // Reading trace files (file_io.h).
 #include "file_io.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "collmc/traces/trace.h"
 
@@ -32,6 +37,28 @@ std::string read_trace_file(const std::string& path, uint64_t max_bytes) {
     bytes += rest.str();
   }
   return bytes;
+}
+
+void for_each_file(size_t n, unsigned threads, const std::function<void(size_t)>& work) {
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<size_t> next{0};
+  auto run = [&] {
+    for (size_t i = next++; i < n; i = next++) {
+      try {
+        work(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(n, 1)));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(run);
+  run();
+  for (auto& t : pool) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 std::optional<int> rank_from_file_name(const std::string& path) {

@@ -1492,26 +1492,10 @@ ParsedDump parse_one(const std::string& file, const std::string& bytes, ConfigCa
 std::vector<ParsedDump> parse_all(const std::vector<std::string>& files, const std::vector<const std::string*>& buffers,
                                   unsigned threads, ConfigCache& cache, bool fast = true) {
   std::vector<ParsedDump> out(files.size());
-  std::vector<std::exception_ptr> errors(files.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) {
-      try {
-        out[i] = buffers.empty() ? parse_one(files[i], read_trace_file(files[i]), cache, fast)
-                                 : parse_one(files[i], *buffers[i], cache, fast);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<size_t>(threads, files.size()));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  for_each_file(files.size(), threads, [&](size_t i) {
+    out[i] = buffers.empty() ? parse_one(files[i], read_trace_file(files[i]), cache, fast)
+                             : parse_one(files[i], *buffers[i], cache, fast);
+  });
   return out;
 }
 
