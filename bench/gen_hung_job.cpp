@@ -60,8 +60,8 @@ std::vector<Op> schedule(int world, int entries, int rank, bool ring = true) {
     ops.push_back({0, "reduce_scatter", false, 2 * i + 1, nullptr});
     ops.push_back({0, "all_gather", false, 2 * i + 2, nullptr});
   }
-  ops.resize(static_cast<size_t>(3 * h + 4));                       // iteration h, then the next all_reduce
-  if (rank == culprit) ops.resize(static_cast<size_t>(3 * h + 1));  // never enters the reduce_scatter of h
+  ops.resize(3 * static_cast<size_t>(h) + 4);                       // iteration h, then the next all_reduce
+  if (rank == culprit) ops.resize(3 * static_cast<size_t>(h) + 1);  // never enters the reduce_scatter of h
   for (size_t j = 0; j < ops.size(); ++j) {
     const auto k = static_cast<int>(j);
     ops[j].record_id = k;

@@ -697,7 +697,7 @@ namespace od = simdjson::ondemand;
 struct FastFallback {};  // thrown inside the fast path: read this dump with the tree reader
 
 template <typename T>
-T take(simdjson::simdjson_result<T>&& r) {
+T take(simdjson::simdjson_result<T> r) {
   T v;
   if (std::move(r).get(v) != simdjson::SUCCESS) throw FastFallback{};
   return v;
@@ -715,7 +715,7 @@ void validate(od::value v) {
       }
       break;
     case od::json_type::array:
-      for (auto e : take(v.get_array())) validate(take(std::move(e)));
+      for (auto e : take(v.get_array())) validate(take(e));
       break;
     case od::json_type::number:
       take(v.get_number());
@@ -852,7 +852,7 @@ Slim fast_entry(const std::string& file, od::value v, ParsedDump& d, FastIntern&
       od::array pair = take(val.get_array());
       int n = 0;
       for (auto e : pair) {
-        std::string_view s = take(take(std::move(e)).get_string());
+        std::string_view s = take(take(e).get_string());
         if (n++ == 0) out.pg = pgs(d.pg_names, s);
       }
       if (n != 2) throw FastFallback{};
@@ -899,8 +899,8 @@ Slim fast_entry(const std::string& file, od::value v, ParsedDump& d, FastIntern&
       // numel(): the same sum and the same overflow limits; anything it would reject falls back.
       for (auto t : take(val.get_array())) {
         uint64_t n = 1;
-        for (auto dim_r : take(take(std::move(t)).get_array())) {
-          od::number num = take(take(std::move(dim_r)).get_number());
+        for (auto dim_r : take(take(t).get_array())) {
+          od::number num = take(take(dim_r).get_number());
           if (num.get_number_type() != od::number_type::signed_integer) throw FastFallback{};
           mul_dim(n, num.get_int64());
         }
@@ -915,7 +915,7 @@ Slim fast_entry(const std::string& file, od::value v, ParsedDump& d, FastIntern&
       }
       bool first = true;
       for (auto e : take(val.get_array())) {
-        od::value ev = take(std::move(e));
+        od::value ev = take(e);
         if (first && take(ev.type()) == od::json_type::string) {
           out.dtype = dtype_index(std::string(take(ev.get_string())));
         } else {
@@ -955,7 +955,7 @@ bool parse_json_fast(const std::string& file, const std::string& bytes, ConfigCa
       od::value val = fld.value();
       if (key == "entries") {
         if (take(val.type()) != od::json_type::array) return false;
-        for (auto e : take(val.get_array())) d.add(fast_entry(file, take(std::move(e)), d, names, pgs, ops));
+        for (auto e : take(val.get_array())) d.add(fast_entry(file, take(e), d, names, pgs, ops));
         d.has_entries_list = true;  // (a repeated "entries" key falls back above)
       } else if (key == "pg_config") {
         if (take(val.type()) != od::json_type::object) return false;
