@@ -1,13 +1,43 @@
-// libFuzzer: one Flight Recorder dump (pickle or JSON) through the reader, the emitter and the parser.
+// libFuzzer: one Flight Recorder dump (pickle or JSON) through the reader, the emitter and the parser; and the
+// fast readers (simdjson On-Demand for JSON, the pass over torch's pickle opcodes) against the tree reader:
+// whatever the fast way accepts, the tree reader must read to the same trace, and both must reject the same
+// dumps with the same error.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "fuzz_check.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+// The scenario and every summary line of the dump read one way, or its error.
+std::string read_as_text(const std::string& bytes, bool full_history, bool tree_reader_only) {
   try {
-    const std::string bytes(reinterpret_cast<const char*>(data), size);
+    auto trace =
+        collmc::traces::read_flight_recorder_buffer("nccl_trace_rank_0", bytes, full_history, tree_reader_only);
+    std::string out = collmc::traces::emit_scenario(trace);
+    for (const auto& line : collmc::traces::summarize(trace, true)) out += line + "\n";
+    return out;
+  } catch (const collmc::traces::TraceInputError& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
+  for (bool full : {true, false}) {
+    const std::string fast = read_as_text(bytes, full, false), tree = read_as_text(bytes, full, true);
+    if (fast != tree) {
+      std::fprintf(stderr, "the fast and the tree reader disagree:\n--- fast\n%s\n--- tree\n%s\n", fast.c_str(),
+                   tree.c_str());
+      std::abort();
+    }
+  }
+  try {
     auto trace = collmc::traces::read_flight_recorder_buffer("nccl_trace_rank_0", bytes);
     collmc::fuzz::check_trace(trace);
     // The streaming reader's own trim (on its slim entries, before any call is built).

@@ -11,6 +11,8 @@ packages=(build-essential cmake pkgconf libboost-program-options-dev libgtest-de
 packages+=(libgraphviz-dev clang-format clang-tidy)
 # absl's flat hash set and xxHash hold the checker's visited set.
 packages+=(libabsl-dev libxxhash-dev)
+# simdjson (On-Demand) parses Flight Recorder JSON dumps at import.
+packages+=(libsimdjson-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "collmc/traces/import.h"
 #include "collmc/traces/trace.h"
@@ -21,6 +24,36 @@ Trace import_all(const std::vector<std::string>& paths) {
   ImportOptions keep;
   keep.full_history = true;
   return import_traces(paths, TraceFormat::Auto, keep);
+}
+
+// The fast readers (simdjson On-Demand for JSON, the pass over torch's pickle opcodes) read every dump of the
+// fixtures (torch's own JSON and pickles among them) exactly as the tree reader does: the same scenario and
+// summary, or the same error.
+TEST(TraceFlightRecorder, TheFastReadersReadEveryFixtureAsTheTreeReaderDoes) {
+  namespace fs = std::filesystem;
+  int dumps = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(source_dir() + "/tests/fixtures/traces")) {
+    const std::string path = entry.path().string();
+    if (!entry.is_regular_file() ||
+        path.find("flight_recorder") == std::string::npos && path.find("/synthetic/fr_") == std::string::npos)
+      continue;
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    auto read = [&](bool tree_only, bool full) {
+      try {
+        Trace t = read_flight_recorder_buffer(entry.path().filename().string(), bytes.str(), full, tree_only);
+        std::string out = emit_scenario(t);
+        for (const auto& line : summarize(t, true)) out += line + "\n";
+        return out;
+      } catch (const TraceInputError& e) {
+        return std::string("error: ") + e.what();
+      }
+    };
+    for (bool full : {true, false}) EXPECT_EQ(read(false, full), read(true, full)) << path;
+    ++dumps;
+  }
+  EXPECT_GE(dumps, 20);
 }
 
 TEST(TraceFlightRecorder, ARankThatSkippedACollectiveIsMissingAndTheCheckFindsTheHang) {

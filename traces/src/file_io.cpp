@@ -1,10 +1,15 @@
 // Reading trace files (file_io.h).
 #include "file_io.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "collmc/traces/trace.h"
 
@@ -20,9 +25,40 @@ std::string read_trace_file(const std::string& path, uint64_t max_bytes) {
         "the file has " + std::to_string(size) + " bytes, over the limit of " + std::to_string(max_bytes));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceInputError(path, 0, 0, 0, "cannot open the file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
+  // One read into a string of the file's size (a stream buffer copies every byte twice).
+  std::string bytes;
+  bytes.reserve(size + kReadPadding);
+  bytes.resize(size);
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  bytes.resize(static_cast<size_t>(in.gcount()));
+  if (in) {  // the file grew since its size was taken: the rest too
+    std::ostringstream rest;
+    rest << in.rdbuf();
+    bytes += rest.str();
+  }
+  return bytes;
+}
+
+void for_each_file(size_t n, unsigned threads, const std::function<void(size_t)>& work) {
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<size_t> next{0};
+  auto run = [&] {
+    for (size_t i = next++; i < n; i = next++) {
+      try {
+        work(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(n, 1)));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(run);
+  run();
+  for (auto& t : pool) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 std::optional<int> rank_from_file_name(const std::string& path) {

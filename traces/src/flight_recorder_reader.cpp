@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <iterator>
@@ -14,8 +16,11 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
+
+#include <simdjson.h>
 
 #include "collmc/model/operations.h"
 #include "collmc/traces/pickle.h"
@@ -423,6 +428,28 @@ class ConfigCache {
     return it->second.get();
   }
 
+  // The same from the pg_config's JSON text (none: null), each distinct text parsed once: at 16k ranks every
+  // dump lists the same ~2,000 groups, about 400 KB of JSON, which the fast path then only compares.
+  const ConfigSet* intern_raw(const std::string& file, std::optional<std::string_view> raw) {
+    return intern_text(file, raw, [&] { return json::parse(*raw); });
+  }
+
+  // The same under any text that determines the pg_config (a pickle's bytes up to its end): `make` gives
+  // its JSON the first time the text is seen.
+  template <typename Make>
+  const ConfigSet* intern_text(const std::string& file, std::optional<std::string_view> text, const Make& make) {
+    if (!text) return intern(file, nullptr);
+    {
+      std::lock_guard lock(mutex_);
+      if (auto it = raw_sets_.find(*text); it != raw_sets_.end()) return it->second;
+    }
+    const json cfg = make();
+    const ConfigSet* set = intern(file, &cfg);
+    std::lock_guard lock(mutex_);
+    raw_sets_.emplace(std::string(*text), set);
+    return set;
+  }
+
   std::vector<const ConfigSet*> sets() const {
     std::vector<const ConfigSet*> out;
     for (const auto& [key, set] : sets_) out.push_back(set.get());
@@ -433,13 +460,18 @@ class ConfigCache {
   std::mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<PgConfig>> pgs_;
   std::map<std::vector<const PgConfig*>, std::unique_ptr<ConfigSet>> sets_;
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, const ConfigSet*, TextHash, std::equal_to<>> raw_sets_;
 };
 
 constexpr uint32_t kNoPg = UINT32_MAX;
 const std::vector<std::string> kDtypes = {"",     "float32", "float64", "float16", "bfloat16",   "uint8",
                                           "int8", "int32",   "int64",   "uint32",  "float8e4m3", "float8e5m2"};
 
-// One entry as read, before the trace is built: small, so that 16k ranks x 2,000 entries fit in memory.
+// One entry as read, before the trace is built (stored as a Packed: see below).
 struct Slim {
   int64_t record_id = 0;
   int64_t collective_seq = -1, p2p_seq = -1;
@@ -455,6 +487,40 @@ struct Slim {
   bool coalesced_marker = false, closes_batch = false;
 };
 
+// What entries of a dump share: its group, operation, size and type (a job repeats a few hundred of them).
+struct Shape {
+  uint64_t count = 0;
+  uint32_t pg = kNoPg;
+  int32_t p2p_src = -1, p2p_dst = -1;
+  uint16_t name = 0;
+  CallKind kind = CallKind::Other;
+  uint8_t dtype = 0;
+  bool has_count = false, coalesced_marker = false, closes_batch = false;
+  bool operator==(const Shape&) const = default;
+};
+
+struct ShapeHash {
+  size_t operator()(const Shape& s) const {
+    uint64_t h = s.count * 0x9e3779b97f4a7c15ull;
+    h ^= (uint64_t{s.pg} << 32 | s.name) + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+    h ^= (uint64_t(uint32_t(s.p2p_src)) << 32 | uint32_t(s.p2p_dst)) + (h << 6) + (h >> 2);
+    h ^= uint64_t(s.kind) << 24 | uint64_t{s.dtype} << 16 | uint64_t{s.has_count} << 2 |
+         uint64_t{s.coalesced_marker} << 1 | uint64_t{s.closes_batch};
+    return static_cast<size_t>(h * 0xff51afd7ed558ccdull);
+  }
+};
+
+// An entry as kept until the trim: 40 bytes, its shape interned per dump (a Slim is 72), so that 16,384
+// ranks x 2,000 entries (32.8 M) take 1.3 GB rather than 2.4 before the trim can drop any.
+struct Packed {
+  int64_t record_id = 0;
+  int64_t collective_seq = -1, p2p_seq = -1;
+  uint64_t time_ns = 0;
+  uint32_t shape = 0;
+  CallState state = CallState::Completed;
+};
+static_assert(sizeof(Packed) <= 40);
+
 // One dump as read (in parallel), its JSON or pickle tree already gone.
 struct ParsedDump {
   std::string file;
@@ -464,10 +530,41 @@ struct ParsedDump {
   const ConfigSet* configs = nullptr;
   std::vector<std::string> pg_names;   // by Slim::pg
   std::vector<std::string> profiling;  // by Slim::name
-  std::vector<Slim> entries;
+  std::vector<Packed> entries;
+  std::vector<Shape> shapes;  // by Packed::shape
+  std::unordered_map<Shape, uint32_t, ShapeHash> shape_index;
   std::vector<std::pair<std::string, int64_t>> completed;  // pg_status: pg -> last_completed_collective
   bool has_entries_list = false;
+
+  void add(const Slim& e) {
+    Shape sh{e.count, e.pg,    e.p2p_src,   e.p2p_dst,          e.name,
+             e.kind,  e.dtype, e.has_count, e.coalesced_marker, e.closes_batch};
+    auto [it, fresh] = shape_index.try_emplace(sh, static_cast<uint32_t>(shapes.size()));
+    if (fresh) shapes.push_back(sh);
+    entries.push_back({e.record_id, e.collective_seq, e.p2p_seq, e.time_ns, it->second, e.state});
+  }
 };
+
+Slim unpack(const std::vector<Shape>& shapes, const Packed& p) {
+  const Shape& sh = shapes[p.shape];
+  Slim e;
+  e.record_id = p.record_id;
+  e.collective_seq = p.collective_seq;
+  e.p2p_seq = p.p2p_seq;
+  e.time_ns = p.time_ns;
+  e.state = p.state;
+  e.count = sh.count;
+  e.pg = sh.pg;
+  e.name = sh.name;
+  e.p2p_src = sh.p2p_src;
+  e.p2p_dst = sh.p2p_dst;
+  e.kind = sh.kind;
+  e.dtype = sh.dtype;
+  e.has_count = sh.has_count;
+  e.coalesced_marker = sh.coalesced_marker;
+  e.closes_batch = sh.closes_batch;
+  return e;
+}
 
 // A dump's rank from its own fields: a top-level `rank`; else the sender of its sends / the receiver
 // of its recvs (group rank -> global rank by its pg_config); else the one rank all its process groups
@@ -500,7 +597,8 @@ std::optional<int> rank_from_fields(const std::string& file, const json& root, c
     }
   }
   // Entries streamed out of a JSON dump, in file order, as above.
-  for (const Slim& e : streamed.entries) {
+  for (const Packed& packed : streamed.entries) {
+    const Slim e = unpack(streamed.shapes, packed);
     if (e.p2p_src < 0) continue;
     auto cfg = configs.by_name.find(streamed.pg_names[e.pg]);
     if (cfg == configs.by_name.end()) continue;
@@ -519,6 +617,20 @@ uint16_t intern_small(std::vector<std::string>& table, std::map<std::string, uin
     table.push_back(s);
   }
   return it->second;
+}
+
+CallState call_state(const std::string& file, std::string_view state, const std::string& path) {
+  if (state == "completed") return CallState::Completed;
+  if (state == "started") return CallState::Started;
+  if (state == "scheduled") return CallState::Scheduled;
+  bad(file, path + ".state \"" + std::string(state) + "\": expected scheduled, started or completed");
+}
+
+// c10's dtype name -> index into kDtypes (0: none the scenario language has).
+uint8_t dtype_index(const std::string& torch_name) {
+  std::string name = scenario_dtype(torch_name);
+  auto it = std::find(kDtypes.begin(), kDtypes.end(), name);
+  return static_cast<uint8_t>(it == kDtypes.end() ? 0 : it - kDtypes.begin());
 }
 
 Slim read_slim(const std::string& file, const json& e, const std::string& path, ParsedDump& d,
@@ -549,37 +661,815 @@ Slim read_slim(const std::string& file, const json& e, const std::string& path, 
   if (const json* t = field(e, "time_created_ns"); t && t->is_number_unsigned()) out.time_ns = t->get<uint64_t>();
   const json* st = field(e, "state");
   if (st && !st->is_string()) bad(file, path + ".state: expected a string");
-  const std::string state = st ? st->get<std::string>() : "completed";
-  if (state == "completed") {
-    out.state = CallState::Completed;
-  } else if (state == "started") {
-    out.state = CallState::Started;
-  } else if (state == "scheduled") {
-    out.state = CallState::Scheduled;
-  } else {
-    bad(file, path + ".state \"" + state + "\": expected scheduled, started or completed");
-  }
+  out.state = call_state(file, st ? st->get_ref<const std::string&>() : "completed", path);
   if (const json* sizes = field(e, "input_sizes"); sizes && !op.varying_count) {
     out.count = numel(file, *sizes, path + ".input_sizes");
     out.has_count = true;
   }
-  if (const json* dt = field(e, "input_dtypes"); dt && dt->is_array() && !dt->empty() && (*dt)[0].is_string()) {
-    std::string name = scenario_dtype((*dt)[0].get<std::string>());
-    auto it = std::find(kDtypes.begin(), kDtypes.end(), name);
-    out.dtype = static_cast<uint8_t>(it == kDtypes.end() ? 0 : it - kDtypes.begin());
+  if (const json* dt = field(e, "input_dtypes"); dt && dt->is_array() && !dt->empty() && (*dt)[0].is_string())
+    out.dtype = dtype_index((*dt)[0].get_ref<const std::string&>());
+  return out;
+}
+
+// pg_status: {pg: {last_enqueued_collective, last_started_collective, last_completed_collective}}.
+void read_pg_status(const std::string& file, const json& root, ParsedDump& d) {
+  if (const json* status = field(root, "pg_status"); status && status->is_object()) {
+    for (const auto& [pg, st] : status->items()) {
+      if (!st.is_object() || !field(st, "last_completed_collective")) continue;
+      try {
+        d.completed.emplace_back(pg, want_int(file, st, "last_completed_collective", "pg_status[\"" + pg + "\"]"));
+      } catch (const TraceInputError&) {
+        continue;  // a status we cannot read is no evidence
+      }
+    }
+  }
+}
+
+// The fast way through a JSON dump: simdjson On-Demand over the file's bytes, the fields the reader needs
+// read straight into Slim entries, no tree built per entry (nlohmann's tree of each entry was about 60 % of
+// the import's time). It takes only what it can read exactly as the tree reader (read_slim) would: at
+// anything else (bad JSON, a field of another type than usual, a duplicate key, a value read_slim rejects)
+// it gives up and the dump is read again by the tree reader, whose errors name the line and column. Both
+// readers thus accept the same dumps and read them alike (fuzz_flight_recorder checks that they agree);
+// the fast one is the path of every well-formed dump.
+namespace od = simdjson::ondemand;
+
+struct FastFallback {};  // thrown inside the fast path: read this dump with the tree reader
+
+template <typename T>
+T take(simdjson::simdjson_result<T> r) {
+  T v;
+  if (std::move(r).get(v) != simdjson::SUCCESS) throw FastFallback{};
+  return v;
+}
+
+// Checks a value the reader does not use as nlohmann would parse it (On-Demand skips what is not read
+// without looking at it: a bad literal there would pass).
+void validate(od::value v) {
+  switch (take(v.type())) {
+    case od::json_type::object:
+      for (auto f : take(v.get_object())) {
+        od::field fld = take(std::move(f));
+        take(fld.unescaped_key());
+        validate(fld.value());
+      }
+      break;
+    case od::json_type::array:
+      for (auto e : take(v.get_array())) validate(take(e));
+      break;
+    case od::json_type::number:
+      take(v.get_number());
+      break;
+    case od::json_type::string:
+      take(v.get_string());
+      break;
+    case od::json_type::boolean:
+      take(v.get_bool());
+      break;
+    case od::json_type::null:
+      if (!take(v.is_null())) throw FastFallback{};
+      break;
+  }
+}
+
+// want_int's integers: a JSON integer that fits int64_t, or a string of one.
+int64_t fast_int(od::value v) {
+  if (take(v.type()) == od::json_type::string) {
+    std::string_view s = take(v.get_string());
+    if (auto n = integer_text(std::string(s))) return *n;
+    throw FastFallback{};
+  }
+  od::number n = take(v.get_number());
+  if (n.get_number_type() != od::number_type::signed_integer) throw FastFallback{};
+  return n.get_int64();
+}
+
+bool fast_null(od::value& v) { return take(v.type()) == od::json_type::null; }
+
+// Interns names by string_view (every entry names its group and operation: no string is built for them).
+struct FastIntern {
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, uint16_t, Hash, std::equal_to<>> index;
+  uint16_t operator()(std::vector<std::string>& table, std::string_view s) {
+    if (auto it = index.find(s); it != index.end()) return it->second;
+    if (table.size() >= UINT16_MAX) throw FastFallback{};
+    index.emplace(std::string(s), static_cast<uint16_t>(table.size()));
+    table.emplace_back(s);
+    return static_cast<uint16_t>(table.size() - 1);
+  }
+};
+
+// The raw text of a value, for the few small top-level fields handed to nlohmann whole.
+std::string_view raw_of(od::value v) {
+  switch (take(v.type())) {
+    case od::json_type::object:
+      return take(take(v.get_object()).raw_json());
+    case od::json_type::array:
+      return take(take(v.get_array()).raw_json());
+    default:
+      return v.raw_json_token();
+  }
+}
+
+// What a fast path reads of one entry (record_id, names, time, state and dtype already in `out`).
+struct FastFields {
+  Slim out;
+  bool has_record = false, has_name = false, has_pg = false;
+  std::optional<int64_t> collective_seq, seq, p2p_seq;
+  bool sizes_set = false;
+  uint64_t sizes_total = 0;  // numel() of input_sizes
+};
+
+// The rest of read_slim: what follows from the operation's name (classified once per distinct name).
+Slim finish_fast(const std::string& file, FastFields& f, ParsedDump& d, std::vector<OpInfo>& ops) {
+  Slim& out = f.out;
+  if (!f.has_record || out.record_id < 0 || !f.has_name || !f.has_pg) throw FastFallback{};
+  while (ops.size() < d.profiling.size()) {
+    try {
+      ops.push_back(classify(file, d.profiling[ops.size()], "entries"));
+    } catch (const TraceInputError&) {
+      throw FastFallback{};  // the tree reader says where
+    }
+  }
+  const OpInfo& op = ops[out.name];
+  out.kind = op.kind;
+  out.coalesced_marker = op.coalesced_marker;
+  out.closes_batch = op.closes_batch;
+  out.collective_seq = f.collective_seq.value_or(f.seq.value_or(-1));
+  out.p2p_seq = f.p2p_seq.value_or(-1);
+  if (op.p2p_group_src) {
+    out.p2p_src = *op.p2p_group_src;
+    out.p2p_dst = *op.p2p_group_dst;
+  }
+  if (f.sizes_set && !op.varying_count) {
+    out.count = f.sizes_total;
+    out.has_count = true;
   }
   return out;
 }
 
-// Reads one dump into its slim form; the tree is freed when this returns.
-ParsedDump parse_one(const std::string& file, const std::string& bytes, ConfigCache& cache) {
+// numel()'s sum, one tensor at a time, with its overflow limits (past them: the tree reader reports it).
+void add_tensor(FastFields& f, uint64_t n) {
+  if (f.sizes_total > (UINT64_MAX >> 1) - n) throw FastFallback{};
+  f.sizes_total += n;
+}
+void mul_dim(uint64_t& n, int64_t dim) {
+  if (dim < 0) throw FastFallback{};
+  const auto d = static_cast<uint64_t>(dim);
+  if (d != 0 && n > (UINT64_MAX >> 1) / d) throw FastFallback{};
+  n *= d;
+}
+
+Slim fast_entry(const std::string& file, od::value v, ParsedDump& d, FastIntern& names, FastIntern& pgs,
+                std::vector<OpInfo>& ops) {
+  FastFields f;
+  Slim& out = f.out;
+  bool &has_record = f.has_record, &has_name = f.has_name, &has_pg = f.has_pg;
+  std::optional<int64_t>&collective_seq = f.collective_seq, &seq = f.seq, &p2p_seq = f.p2p_seq;
+  uint32_t seen = 0;  // a key twice: the tree reader decides (nlohmann keeps the last)
+  auto once = [&](int bit) {
+    if (seen & (1u << bit)) throw FastFallback{};
+    seen |= 1u << bit;
+  };
+  for (auto fr : take(v.get_object())) {
+    od::field fld = take(std::move(fr));
+    std::string_view key = take(fld.unescaped_key());
+    od::value val = fld.value();
+    if (key == "record_id") {
+      once(0);
+      out.record_id = fast_int(val);
+      has_record = true;
+    } else if (key == "profiling_name") {
+      once(1);
+      std::string_view name = take(val.get_string());
+      out.name = names(d.profiling, name);
+      has_name = true;
+    } else if (key == "process_group") {
+      once(2);
+      od::array pair = take(val.get_array());
+      int n = 0;
+      for (auto e : pair) {
+        std::string_view s = take(take(e).get_string());
+        if (n++ == 0) out.pg = pgs(d.pg_names, s);
+      }
+      if (n != 2) throw FastFallback{};
+      has_pg = true;
+    } else if (key == "collective_seq_id") {
+      once(3);
+      if (!fast_null(val)) collective_seq = fast_int(val);
+    } else if (key == "seq_id") {
+      once(4);
+      if (!fast_null(val)) seq = fast_int(val);
+    } else if (key == "p2p_seq_id") {
+      once(5);
+      if (!fast_null(val)) p2p_seq = fast_int(val);
+    } else if (key == "time_created_ns") {
+      once(6);
+      // read_slim keeps only a non-negative integer (nlohmann's unsigned).
+      if (take(val.type()) == od::json_type::number) {
+        od::number n = take(val.get_number());
+        if (n.get_number_type() == od::number_type::unsigned_integer) {
+          out.time_ns = n.get_uint64();
+        } else if (n.get_number_type() == od::number_type::signed_integer && n.get_int64() >= 0) {
+          out.time_ns = static_cast<uint64_t>(n.get_int64());
+        }
+      } else {
+        validate(val);
+      }
+    } else if (key == "state") {
+      once(7);
+      if (!fast_null(val)) {
+        std::string_view st = take(val.get_string());
+        if (st == "completed") {
+          out.state = CallState::Completed;
+        } else if (st == "started") {
+          out.state = CallState::Started;
+        } else if (st == "scheduled") {
+          out.state = CallState::Scheduled;
+        } else {
+          throw FastFallback{};
+        }
+      }
+    } else if (key == "input_sizes") {
+      once(8);
+      if (fast_null(val)) continue;
+      // numel(): the same sum and the same overflow limits; anything it would reject falls back.
+      for (auto t : take(val.get_array())) {
+        uint64_t n = 1;
+        for (auto dim_r : take(take(t).get_array())) {
+          od::number num = take(take(dim_r).get_number());
+          if (num.get_number_type() != od::number_type::signed_integer) throw FastFallback{};
+          mul_dim(n, num.get_int64());
+        }
+        add_tensor(f, n);
+      }
+      f.sizes_set = true;
+    } else if (key == "input_dtypes") {
+      once(9);
+      if (take(val.type()) != od::json_type::array) {
+        validate(val);
+        continue;
+      }
+      bool first = true;
+      for (auto e : take(val.get_array())) {
+        od::value ev = take(e);
+        if (first && take(ev.type()) == od::json_type::string) {
+          out.dtype = dtype_index(std::string(take(ev.get_string())));
+        } else {
+          validate(ev);
+        }
+        first = false;
+      }
+    } else {
+      validate(val);
+    }
+  }
+  return finish_fast(file, f, d, ops);
+}
+
+// Reads a JSON dump into `d` the fast way; false: read it with the tree reader instead.
+bool parse_json_fast(const std::string& file, const std::string& bytes, ConfigCache& cache, ParsedDump& d) {
+  thread_local od::parser parser;
+  simdjson::padded_string copy;
+  simdjson::padded_string_view view;
+  if (bytes.capacity() - bytes.size() >= simdjson::SIMDJSON_PADDING) {
+    view = simdjson::padded_string_view(bytes.data(), bytes.size(), bytes.capacity());
+  } else {
+    copy = simdjson::padded_string(bytes);
+    view = copy;
+  }
+  try {
+    od::document doc = take(parser.iterate(view));
+    json root = json::object();  // the small top-level fields, for the functions the tree reader uses
+    FastIntern names, pgs;
+    std::vector<OpInfo> ops;
+    std::optional<std::string_view> pg_config;
+    for (auto f : take(doc.get_object())) {
+      od::field fld = take(std::move(f));
+      std::string key(take(fld.unescaped_key()));
+      if (root.contains(key) || (key == "pg_config" && pg_config) || (key == "entries" && d.has_entries_list))
+        return false;
+      od::value val = fld.value();
+      if (key == "entries") {
+        if (take(val.type()) != od::json_type::array) return false;
+        for (auto e : take(val.get_array())) d.add(fast_entry(file, take(e), d, names, pgs, ops));
+        d.has_entries_list = true;  // (a repeated "entries" key falls back above)
+      } else if (key == "pg_config") {
+        if (take(val.type()) != od::json_type::object) return false;
+        pg_config = raw_of(val);
+      } else if (key == "version" || key == "rank" || key == "pg_status") {
+        root[key] = json::parse(raw_of(val));
+      } else {
+        validate(val);
+        root[key] = nullptr;  // only to see a repeated key
+      }
+    }
+    // Nothing after the top-level object (On-Demand answers OUT_OF_BOUNDS only at the end of the input).
+    if (const char* rest = nullptr; doc.current_location().get(rest) != simdjson::OUT_OF_BOUNDS) return false;
+    d.has_entries_list = !d.entries.empty();
+    std::tie(d.major, d.minor) = parse_version(file, root);
+    d.configs = cache.intern_raw(file, pg_config);
+    d.by_fields = rank_from_fields(file, root, *d.configs, d);
+    d.by_name = rank_from_file_name(file);
+    read_pg_status(file, root, d);
+    return true;
+  } catch (...) {  // FastFallback, a TraceInputError or nlohmann's: the tree reader reads it and says why
+    return false;
+  }
+}
+
+// The fast way through a pickle as torch's C++ Pickler writes it (protocol 2; only strings memoised; each
+// container EMPTY_DICT/EMPTY_LIST, MARK, its items, SETITEMS/APPENDS, filled once). The opcodes run on a
+// stack of small values that point into the file's bytes, and each entry dict is read into a Slim the
+// moment it closes, its values dropped at once: no tree is built (decode_pickle's arena, its JSON tree and
+// read_slim's lookups were the whole of the import's time). Anything else (Python's pickles, which memoise
+// containers; a GLOBAL; a field of an unusual type; a limit of PickleLimits) falls back to decode_pickle
+// and the tree reader, so both read the same pickles alike (fuzz_flight_recorder checks that).
+class FastPickle {
+ public:
+  FastPickle(const std::string& file, std::string_view in, ConfigCache& cache, ParsedDump& d)
+      : file_(file), in_(in), cache_(cache), d_(d) {}
+
+  void run() {
+    while (true) {
+      if (pos_ >= in_.size()) throw FastFallback{};
+      op_pos_ = pos_;
+      const auto op = static_cast<uint8_t>(in_[pos_++]);
+      switch (op) {
+        case 0x80:  // PROTO
+          if (le(1) > 5) throw FastFallback{};
+          break;
+        case 0x95:  // FRAME: a length prefix only
+          if (le(8) > in_.size() - pos_) throw FastFallback{};
+          break;
+        case '.':  // STOP
+          if (!marks_.empty() || stack_.size() != 1 || !root_done_) throw FastFallback{};
+          return;
+        case '(':
+          if (marks_.size() >= kMaxMarks) throw FastFallback{};
+          marks_.push_back(stack_.size());
+          break;
+        case '}':
+          open_dict();
+          break;
+        case ']':
+          open_list();
+          break;
+        case ')':
+          push(container(PK::Tuple, 0, 0, 1));
+          break;
+        case 0x85:
+        case 0x86:
+        case 0x87:
+          tuple(op - 0x84u);
+          break;
+        case 'u':
+          close(PK::Dict);
+          break;
+        case 'e':
+          close(PK::List);
+          break;
+        case 'K':
+          push(integer(static_cast<int64_t>(le(1))));
+          break;
+        case 'M':
+          push(integer(static_cast<int64_t>(le(2))));
+          break;
+        case 'J':
+          push(integer(static_cast<int32_t>(static_cast<uint32_t>(le(4)))));
+          break;
+        case 0x8a:
+          long1();
+          break;
+        case 'N':
+          push(PV{});
+          break;
+        case 0x88:
+        case 0x89: {
+          PV v;
+          v.kind = PK::Bool;
+          v.b = op == 0x88;
+          push(v);
+          break;
+        }
+        case 'G': {  // BINFLOAT, big-endian
+          uint64_t raw = 0;
+          for (int k = 0; k < 8; ++k) raw = (raw << 8) | le(1);
+          PV v;
+          v.kind = PK::Float;
+          std::memcpy(&v.f, &raw, sizeof v.f);
+          push(v);
+          break;
+        }
+        case 'X':
+        case 0x8c:
+        case 0x8d: {  // BINUNICODE, SHORT_BINUNICODE, BINUNICODE8
+          const uint64_t n = le(op == 'X' ? 4 : op == 0x8c ? 1 : 8);
+          if (n > PickleLimits{}.max_string || n > in_.size() - pos_) throw FastFallback{};
+          PV v;
+          v.kind = PK::Str;
+          v.s = in_.substr(pos_, static_cast<size_t>(n));
+          pos_ += static_cast<size_t>(n);
+          if (!valid_utf8(v.s)) throw FastFallback{};
+          push(v);
+          break;
+        }
+        case 'q':
+          memo_put(le(1));
+          break;
+        case 'r':
+          memo_put(le(4));
+          break;
+        case 0x94:
+          memo_put(memo_.size());
+          break;
+        case 'h':
+          memo_get(le(1));
+          break;
+        case 'j':
+          memo_get(le(4));
+          break;
+        default:  // GLOBAL, REDUCE, the text opcodes, APPEND, SETITEM, ...: the decoder's (and its errors)
+          throw FastFallback{};
+      }
+    }
+  }
+
+ private:
+  enum class PK : uint8_t { None, Bool, Int, Uint, Float, Str, List, Tuple, Dict, Done };
+  enum class Role : uint8_t { None, Root, Entries, Entry };
+  struct PV {
+    PK kind = PK::None;
+    Role role = Role::None;
+    bool filled = false;
+    bool b = false;
+    uint16_t depth = 0;            // containers: nesting, as decode_pickle limits it
+    uint32_t first = 0, size = 0;  // containers: items in pool_ (a dict's keys and values alternate)
+    int64_t i = 0;
+    uint64_t u = 0;
+    double f = 0;
+    std::string_view s;
+    size_t start = 0;    // the byte offset of the opcode that made it
+    size_t pool_at = 0;  // an entry dict: pool_'s size when it was made (what it adds is dropped after)
+  };
+  static constexpr size_t kMaxMarks = 64;
+
+  uint64_t le(size_t n) {
+    if (n > in_.size() - pos_) throw FastFallback{};
+    uint64_t v = 0;
+    for (size_t k = 0; k < n; ++k) v |= static_cast<uint64_t>(static_cast<unsigned char>(in_[pos_ + k])) << (8 * k);
+    pos_ += n;
+    return v;
+  }
+
+  void push(const PV& v) {
+    if (++nodes_ > PickleLimits{}.max_nodes) throw FastFallback{};
+    stack_.push_back(v);
+    stack_.back().start = op_pos_;
+  }
+  static PV integer(int64_t i) {
+    PV v;
+    v.kind = PK::Int;
+    v.i = i;
+    return v;
+  }
+  PV container(PK kind, uint32_t first, uint32_t size, uint16_t depth) const {
+    PV v;
+    v.kind = kind;
+    v.first = first;
+    v.size = size;
+    v.depth = depth;
+    v.filled = size > 0;
+    if (depth > PickleLimits{}.max_depth) throw FastFallback{};
+    return v;
+  }
+  // The items after the innermost mark (none may be an unfinished container's).
+  size_t items_from() const { return marks_.empty() ? 0 : marks_.back(); }
+
+  void long1() {  // LONG1: torch writes 8 bytes, two's complement
+    const uint64_t n = le(1);
+    if (n == 0 || n > 8) throw FastFallback{};
+    uint64_t raw = le(n);
+    if (n < 8 && (raw >> (8 * n - 1)) & 1) raw |= ~0ull << (8 * n);  // sign-extend
+    push(integer(static_cast<int64_t>(raw)));
+  }
+
+  void open_dict() {
+    PV v = container(PK::Dict, 0, 0, 1);
+    if (stack_.empty()) {
+      v.role = Role::Root;
+    } else if (!marks_.empty() && marks_.back() > 0 && stack_[marks_.back() - 1].role == Role::Entries) {
+      v.role = Role::Entry;
+      v.pool_at = pool_.size();
+    }
+    push(v);
+  }
+
+  void open_list() {
+    PV v = container(PK::List, 0, 0, 1);
+    // The root's value of "entries": the root open with its mark, an odd number of items after it.
+    if (marks_.size() == 1 && marks_[0] == 1 && stack_[0].role == Role::Root && (stack_.size() - 1) % 2 == 1 &&
+        stack_.back().kind == PK::Str && stack_.back().s == "entries")
+      v.role = Role::Entries;
+    push(v);
+  }
+
+  void tuple(size_t n) {
+    if (stack_.size() < items_from() + n) throw FastFallback{};
+    move_items(stack_.size() - n, PK::Tuple);
+  }
+
+  // Moves stack_[from..] into pool_ as a new container of `kind` on the stack.
+  void move_items(size_t from, PK kind) {
+    uint16_t depth = 0;
+    for (size_t k = from; k < stack_.size(); ++k) {
+      if (is_container(stack_[k]) && stack_[k].role != Role::None) throw FastFallback{};
+      depth = std::max(depth, stack_[k].depth);
+    }
+    const auto first = static_cast<uint32_t>(pool_.size());
+    pool_.insert(pool_.end(), stack_.begin() + static_cast<std::ptrdiff_t>(from), stack_.end());
+    const auto size = static_cast<uint32_t>(stack_.size() - from);
+    stack_.resize(from);
+    PV v = container(kind, first, size, static_cast<uint16_t>(depth + 1));
+    v.filled = true;
+    push(v);
+  }
+
+  static bool is_container(const PV& v) {
+    return v.kind == PK::List || v.kind == PK::Tuple || v.kind == PK::Dict || v.kind == PK::Done;
+  }
+
+  // SETITEMS / APPENDS: the items after the mark go into the container just below it.
+  void close(PK kind) {
+    if (marks_.empty()) throw FastFallback{};
+    const size_t m = marks_.back();
+    marks_.pop_back();
+    if (m == 0) throw FastFallback{};
+    PV& c = stack_[m - 1];
+    if (c.kind != kind || c.filled) throw FastFallback{};  // filled twice: the decoder's
+    const size_t n = stack_.size() - m;
+    if (kind == PK::Dict && n % 2) throw FastFallback{};
+    if (c.role != Role::Root && c.role != Role::Entries)  // the roles are only where run() gave them
+      for (size_t k = m; k < stack_.size(); ++k)
+        if (is_container(stack_[k]) && stack_[k].role != Role::None) throw FastFallback{};
+    if (c.role == Role::Entry) {
+      entry(m);
+      pool_.resize(c.pool_at);
+      c.kind = PK::Done;
+      stack_.resize(m);
+      return;
+    }
+    if (c.role == Role::Entries) {
+      for (size_t k = m; k < stack_.size(); ++k)
+        if (stack_[k].kind != PK::Done) throw FastFallback{};
+      c.filled = true;
+      c.size = static_cast<uint32_t>(n);
+      stack_.resize(m);
+      return;
+    }
+    if (c.role == Role::Root) {
+      root(m);
+      root_done_ = true;
+      c.filled = true;
+      stack_.resize(m);
+      return;
+    }
+    uint16_t depth = 0;
+    for (size_t k = m; k < stack_.size(); ++k) depth = std::max(depth, stack_[k].depth);
+    if (depth + 1 > PickleLimits{}.max_depth) throw FastFallback{};
+    c.first = static_cast<uint32_t>(pool_.size());
+    c.size = static_cast<uint32_t>(n);
+    c.depth = static_cast<uint16_t>(depth + 1);
+    c.filled = true;
+    pool_.insert(pool_.end(), stack_.begin() + static_cast<std::ptrdiff_t>(m), stack_.end());
+    stack_.resize(m);
+  }
+
+  void memo_put(uint64_t index) {
+    if (stack_.empty() || stack_.size() <= items_from() || index >= (1u << 24)) throw FastFallback{};
+    if (index >= memo_.size()) memo_.resize(index + 1);
+    memo_[index] = stack_.back();
+    // Set; a container (torch memoises the whole dump's dict at its end) is never fetched here.
+    memo_[index].start = is_container(stack_.back()) ? 2 : 1;
+  }
+  void memo_get(uint64_t index) {
+    if (index >= memo_.size() || memo_[index].start != 1) throw FastFallback{};
+    push(memo_[index]);
+  }
+
+  const PV& item(const PV& c, size_t k) const { return pool_[c.first + k]; }
+  bool is_array(const PV& v) const { return v.kind == PK::List || v.kind == PK::Tuple; }
+
+  // want_int: an int that fits int64_t, or a str of one.
+  static int64_t want_int(const PV& v) {
+    if (v.kind == PK::Int) return v.i;
+    if (v.kind == PK::Str)
+      if (auto n = integer_text(std::string(v.s))) return *n;
+    throw FastFallback{};
+  }
+
+  void entry(size_t m) {
+    FastFields f;
+    uint32_t seen = 0;
+    for (size_t k = m; k < stack_.size(); k += 2) {
+      const PV& key = stack_[k];
+      const PV& val = stack_[k + 1];
+      if (key.kind != PK::Str) throw FastFallback{};
+      const std::string_view name = key.s;
+      int bit = -1;
+      if (name == "record_id") {
+        bit = 0;
+        f.out.record_id = want_int(val);
+        f.has_record = true;
+      } else if (name == "profiling_name") {
+        bit = 1;
+        if (val.kind != PK::Str) throw FastFallback{};
+        f.out.name = names_(d_.profiling, val.s);
+        f.has_name = true;
+      } else if (name == "process_group") {
+        bit = 2;
+        if (!is_array(val) || val.size != 2 || item(val, 0).kind != PK::Str || item(val, 1).kind != PK::Str)
+          throw FastFallback{};
+        f.out.pg = pgs_(d_.pg_names, item(val, 0).s);
+        f.has_pg = true;
+      } else if (name == "collective_seq_id") {
+        bit = 3;
+        if (val.kind != PK::None) f.collective_seq = want_int(val);
+      } else if (name == "seq_id") {
+        bit = 4;
+        if (val.kind != PK::None) f.seq = want_int(val);
+      } else if (name == "p2p_seq_id") {
+        bit = 5;
+        if (val.kind != PK::None) f.p2p_seq = want_int(val);
+      } else if (name == "time_created_ns") {
+        bit = 6;
+        // read_slim keeps an unsigned JSON number only: decode_pickle makes one of an int past INT64_MAX.
+        if (val.kind == PK::Uint) f.out.time_ns = val.u;
+      } else if (name == "state") {
+        bit = 7;
+        if (val.kind == PK::Str) {
+          if (val.s == "completed") {
+            f.out.state = CallState::Completed;
+          } else if (val.s == "started") {
+            f.out.state = CallState::Started;
+          } else if (val.s == "scheduled") {
+            f.out.state = CallState::Scheduled;
+          } else {
+            throw FastFallback{};
+          }
+        } else if (val.kind != PK::None) {
+          throw FastFallback{};
+        }
+      } else if (name == "input_sizes") {
+        bit = 8;
+        if (val.kind == PK::None) continue;
+        if (!is_array(val)) throw FastFallback{};
+        for (size_t t = 0; t < val.size; ++t) {
+          const PV& tensor = item(val, t);
+          if (!is_array(tensor)) throw FastFallback{};
+          uint64_t n = 1;
+          for (size_t k2 = 0; k2 < tensor.size; ++k2) {
+            if (item(tensor, k2).kind != PK::Int) throw FastFallback{};
+            mul_dim(n, item(tensor, k2).i);
+          }
+          add_tensor(f, n);
+        }
+        f.sizes_set = true;
+      } else if (name == "input_dtypes") {
+        bit = 9;
+        if (is_array(val) && val.size > 0 && item(val, 0).kind == PK::Str)
+          f.out.dtype = dtype_index(std::string(item(val, 0).s));
+      }
+      if (bit >= 0) {
+        if (seen & (1u << bit)) throw FastFallback{};  // a key twice: the decoder keeps the last
+        seen |= 1u << bit;
+      }
+    }
+    d_.add(finish_fast(file_, f, d_, ops_));
+  }
+
+  // decode_pickle's JSON of a value (the small top-level fields, and a pg_config seen first).
+  json to_json(const PV& v) const {
+    switch (v.kind) {
+      case PK::None:
+        return nullptr;
+      case PK::Bool:
+        return v.b;
+      case PK::Int:
+        return v.i;
+      case PK::Uint:
+        return v.u;
+      case PK::Float:
+        return std::isfinite(v.f) ? json(v.f) : json(nullptr);
+      case PK::Str:
+        return std::string(v.s);
+      case PK::List:
+      case PK::Tuple: {
+        json a = json::array();
+        for (size_t k = 0; k < v.size; ++k) a.push_back(to_json(item(v, k)));
+        return a;
+      }
+      case PK::Dict: {
+        json o = json::object();
+        for (size_t k = 0; k < v.size; k += 2) {
+          if (item(v, k).kind != PK::Str) throw FastFallback{};
+          o[std::string(item(v, k).s)] = to_json(item(v, k + 1));
+        }
+        return o;
+      }
+      case PK::Done:
+        break;
+    }
+    throw FastFallback{};
+  }
+
+  void root(size_t m) {
+    json top = json::object();
+    std::optional<std::string_view> pg_config_key;
+    const PV* pg_config = nullptr;
+    for (size_t k = m; k < stack_.size(); k += 2) {
+      const PV& key = stack_[k];
+      const PV& val = stack_[k + 1];
+      if (key.kind != PK::Str) throw FastFallback{};
+      std::string name(key.s);
+      if (top.contains(name)) throw FastFallback{};  // a key twice: the decoder keeps the last
+      if (name == "entries") {
+        if (val.role != Role::Entries || !val.filled) throw FastFallback{};
+        d_.has_entries_list = true;
+        top[name] = nullptr;
+      } else if (name == "pg_config") {
+        if (val.kind == PK::Dict && val.filled) {
+          // Its value follows from the bytes up to its end (the memo it reads is made there too): the key
+          // under which its process groups are interned, parsed once for all dumps that share it.
+          const size_t end = k + 2 < stack_.size() ? stack_[k + 2].start : op_pos_;
+          pg_config_key = in_.substr(0, end);
+          pg_config = &val;
+        } else if (val.kind != PK::None) {
+          throw FastFallback{};
+        }
+        top[name] = nullptr;
+      } else if (name == "version" || name == "rank" || name == "pg_status") {
+        top[name] = to_json(val);
+      } else {
+        top[name] = nullptr;
+      }
+    }
+    d_.configs = cache_.intern_text(file_, pg_config_key, [&] { return to_json(*pg_config); });
+    std::tie(d_.major, d_.minor) = parse_version(file_, top);
+    top.erase("entries");
+    d_.by_fields = rank_from_fields(file_, top, *d_.configs, d_);
+    d_.by_name = rank_from_file_name(file_);
+    read_pg_status(file_, top, d_);
+  }
+
+  const std::string& file_;
+  std::string_view in_;
+  ConfigCache& cache_;
+  ParsedDump& d_;
+  size_t pos_ = 0, op_pos_ = 0;
+  uint64_t nodes_ = 0;
+  bool root_done_ = false;
+  std::vector<PV> stack_, pool_, memo_;
+  std::vector<size_t> marks_;
+  FastIntern names_, pgs_;
+  std::vector<OpInfo> ops_;
+};
+
+bool parse_pickle_fast(const std::string& file, const std::string& bytes, ConfigCache& cache, ParsedDump& d) {
+  try {
+    FastPickle(file, bytes, cache, d).run();
+    return true;
+  } catch (...) {  // FastFallback, or an error the tree reader will report as it always has
+    return false;
+  }
+}
+
+bool looks_like_json(const std::string& bytes) {
+  size_t first = bytes.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && bytes[first] == '{';
+}
+
+// Reads one dump into its slim form; the tree is freed when this returns. `fast`: a JSON dump goes the
+// fast way first (false: the tree reader only, for the fuzz target that compares the two).
+ParsedDump parse_one(const std::string& file, const std::string& bytes, ConfigCache& cache, bool fast = true) {
   ParsedDump d;
+  d.file = file;
+  if (fast && looks_like_json(bytes) && parse_json_fast(file, bytes, cache, d)) return d;
+  if (fast && !bytes.empty() && static_cast<unsigned char>(bytes[0]) == 0x80) {
+    if (parse_pickle_fast(file, bytes, cache, d)) return d;
+    d = ParsedDump{};
+    d.file = file;
+  }
+  d = ParsedDump{};
   d.file = file;
   std::map<std::string, uint16_t> names, pgs;
   size_t streamed = 0;
   json root = parse_dump(file, bytes, [&](const json& e) {
     d.has_entries_list = true;
-    d.entries.push_back(read_slim(file, e, "entries[" + std::to_string(streamed++) + "]", d, names, pgs));
+    d.add(read_slim(file, e, "entries[" + std::to_string(streamed++) + "]", d, names, pgs));
   });
   if (!root.is_object()) bad(file, "expected a dict at the top of the dump");
   std::tie(d.major, d.minor) = parse_version(file, root);
@@ -591,48 +1481,21 @@ ParsedDump parse_one(const std::string& file, const std::string& bytes, ConfigCa
     d.has_entries_list = true;
     d.entries.reserve(entries->size());
     size_t index = 0;
-    for (const auto& e : *entries)
-      d.entries.push_back(read_slim(file, e, "entries[" + std::to_string(index++) + "]", d, names, pgs));
+    for (const auto& e : *entries) d.add(read_slim(file, e, "entries[" + std::to_string(index++) + "]", d, names, pgs));
   }
-  // pg_status: {pg: {last_enqueued_collective, last_started_collective, last_completed_collective}}.
-  if (const json* status = field(root, "pg_status"); status && status->is_object()) {
-    for (const auto& [pg, st] : status->items()) {
-      if (!st.is_object() || !field(st, "last_completed_collective")) continue;
-      try {
-        d.completed.emplace_back(pg, want_int(file, st, "last_completed_collective", "pg_status[\"" + pg + "\"]"));
-      } catch (const TraceInputError&) {
-        continue;  // a status we cannot read is no evidence
-      }
-    }
-  }
+  read_pg_status(file, root, d);
   return d;
 }
 
 // Reads the files on `threads` workers (0: one per core, at most one per file). Errors are those of the
 // first file, in the order given, that has one.
 std::vector<ParsedDump> parse_all(const std::vector<std::string>& files, const std::vector<const std::string*>& buffers,
-                                  unsigned threads, ConfigCache& cache) {
+                                  unsigned threads, ConfigCache& cache, bool fast = true) {
   std::vector<ParsedDump> out(files.size());
-  std::vector<std::exception_ptr> errors(files.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) {
-      try {
-        out[i] = buffers.empty() ? parse_one(files[i], read_trace_file(files[i]), cache)
-                                 : parse_one(files[i], *buffers[i], cache);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<size_t>(threads, files.size()));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  for_each_file(files.size(), threads, [&](size_t i) {
+    out[i] = buffers.empty() ? parse_one(files[i], read_trace_file(files[i]), cache, fast)
+                             : parse_one(files[i], *buffers[i], cache, fast);
+  });
   return out;
 }
 
@@ -740,9 +1603,16 @@ class Builder {
   // One rank's entries: process groups resolved, in record_id order.
   struct RankEntries {
     const ParsedDump* dump = nullptr;
-    std::vector<Slim> list;
+    std::vector<Packed> list;
     std::vector<const PgConfig*> pg;  // by Slim::pg
-    std::vector<bool> dropped;        // by position in `list`, after trim()
+    // By Slim::pg: its index in trace_.comms, and whether this rank is a member. Per entry, the comm is then
+    // looked up by number: its id names every member (12 KB for a dp group of 16k ranks), and comparing ids
+    // per entry was a quarter of a 16k-rank import.
+    std::vector<uint32_t> comm;
+    std::vector<bool> member;
+    std::vector<bool> dropped;  // by position in `list`, after trim()
+    Slim unpack(const Packed& p) const { return traces::unpack(dump->shapes, p); }
+    Slim get(size_t i) const { return unpack(list[i]); }
   };
 
   void read_entries(ParsedDump& d) {
@@ -752,15 +1622,21 @@ class Builder {
     RankEntries& re = entries_[d.rank];
     re.dump = &d;
     re.pg.resize(d.pg_names.size());
-    for (size_t i = 0; i < d.pg_names.size(); ++i) re.pg[i] = find_config(d.rank, d.pg_names[i]);
+    re.comm.assign(d.pg_names.size(), UINT32_MAX);
+    re.member.assign(d.pg_names.size(), false);
+    for (size_t i = 0; i < d.pg_names.size(); ++i) {
+      re.pg[i] = find_config(d.rank, d.pg_names[i]);
+      if (!re.pg[i]) continue;
+      re.comm[i] = static_cast<uint32_t>(comm_index_.at(re.pg[i]->id));
+      re.member[i] = std::binary_search(member_sorted(re.pg[i]).begin(), member_sorted(re.pg[i]).end(), d.rank);
+    }
     re.list = std::move(d.entries);
     for (size_t i = 0; i < re.list.size(); ++i) {
-      const Slim& e = re.list[i];
+      const Slim e = re.get(i);
       const PgConfig* cfg = re.pg[e.pg];
       if (!cfg)
         bad(d.file, "entries[" + std::to_string(i) + "].process_group: '" + d.pg_names[e.pg] + "' is not in pg_config");
-      if (!std::binary_search(member_sorted(cfg).begin(), member_sorted(cfg).end(), d.rank))
-        ++non_member_[{d.rank, cfg->name}];
+      if (!re.member[e.pg]) ++non_member_[{d.rank, cfg->name}];
       if (e.p2p_src >= 0) {
         auto n = static_cast<int>(cfg->ranks.size());
         if (e.p2p_src >= n || e.p2p_dst >= n)
@@ -768,7 +1644,8 @@ class Builder {
                           "\": a group rank is outside " + comm_label(*cfg));
       }
     }
-    std::sort(re.list.begin(), re.list.end(), [](const Slim& a, const Slim& b) { return a.record_id < b.record_id; });
+    std::sort(re.list.begin(), re.list.end(),
+              [](const Packed& a, const Packed& b) { return a.record_id < b.record_id; });
     for (size_t i = 1; i < re.list.size(); ++i)
       if (re.list[i].record_id == re.list[i - 1].record_id)
         bad(d.file, "record_id " + std::to_string(re.list[i].record_id) + " appears twice");
@@ -837,7 +1714,8 @@ class Builder {
     std::map<int, std::string> oldest_open;
     for (const auto& [rank, re] : entries_) {
       size_t n = 0;
-      for (const auto& e : re.list) {
+      for (const Packed& packed : re.list) {
+        const Slim e = re.unpack(packed);
         if (e.state == CallState::Completed) continue;
         if (n++ == 0)
           oldest_open[rank] = origin_of(re, e) + " (" + (e.state == CallState::Started ? "started" : "scheduled") + ")";
@@ -884,32 +1762,37 @@ class Builder {
     if (dropped_.empty()) return;
     std::vector<int> dropped_ranks;
     for (const auto& [rank, first] : dropped_) dropped_ranks.push_back(rank);
-    std::map<std::string, int64_t> cut;
+    std::map<uint32_t, int64_t> cut;  // by comm index
     for (const auto& [rank, first] : dropped_) {
       const RankEntries& re = entries_[rank];
-      std::map<std::string, int64_t> oldest;
-      for (const auto& e : re.list) {
+      std::map<uint32_t, int64_t> oldest;
+      for (const Packed& packed : re.list) {
+        const Slim e = re.unpack(packed);
         if (e.collective_seq < 0 || is_p2p(e)) continue;
-        auto [it, fresh] = oldest.emplace(pg_of(re, e).id, e.collective_seq);
+        auto [it, fresh] = oldest.emplace(re.comm[e.pg], e.collective_seq);
         if (!fresh) it->second = std::min(it->second, e.collective_seq);
       }
       for (const auto& [comm, seq] : oldest) cut[comm] = std::max(cut[comm], seq);
     }
-    std::map<std::string, size_t> removed;
+    std::map<uint32_t, size_t> removed;
     for (auto& [rank, rank_entries] : entries_) {
       auto& re = rank_entries;  // a lambda may not capture a structured binding (clang before C++20's fix)
-      auto keep = std::remove_if(re.list.begin(), re.list.end(), [&](const Slim& e) {
+      auto keep = std::remove_if(re.list.begin(), re.list.end(), [&](const Packed& packed) {
+        const Slim e = re.unpack(packed);
         if (e.collective_seq < 0 || is_p2p(e)) return false;
-        auto it = cut.find(pg_of(re, e).id);
+        auto it = cut.find(re.comm[e.pg]);
         if (it == cut.end() || e.collective_seq >= it->second) return false;
         ++removed[it->first];
         return true;
       });
       re.list.erase(keep, re.list.end());
     }
-    for (const auto& [comm, seq] : cut)
+    // The notes in the order of the comms' ids, as they always were.
+    std::map<std::string, uint32_t> by_id;
+    for (const auto& [comm, seq] : cut) by_id.emplace(trace_.comms[comm].id, comm);
+    for (const auto& [id, comm] : by_id)
       if (removed[comm] > 0)
-        trace_.notes.push_back("the collectives on " + label_of(comm) + " before #" + std::to_string(seq) +
+        trace_.notes.push_back("the collectives on " + label_of(id) + " before #" + std::to_string(cut[comm]) +
                                " are left out on every rank (" + std::to_string(removed[comm]) +
                                " entries): the ring buffer of " + rank_phrase(dropped_ranks) + " no longer holds them");
   }
@@ -926,14 +1809,14 @@ class Builder {
       rows.push_back(&re);
       std::vector<TrimItem> items(re.list.size());
       for (size_t i = 0; i < re.list.size(); ++i) {
-        const Slim& e = re.list[i];
+        const Slim e = re.get(i);
         TrimItem& it = items[i];
-        it.kind = static_cast<uint32_t>(e.kind);
+        it.kind = static_cast<uint16_t>(e.kind);
         it.completed = e.state == CallState::Completed;
         if (e.coalesced_marker || e.closes_batch) {
           // A batch's entries (those just before it with its sequence numbers) are one launch.
           for (size_t k = i; k-- > 0;) {
-            const Slim& p = re.list[k];
+            const Slim p = re.get(k);
             if (p.coalesced_marker || p.closes_batch || re.pg[p.pg] != re.pg[e.pg] ||
                 p.collective_seq != e.collective_seq || p.p2p_seq != e.p2p_seq)
               break;
@@ -945,7 +1828,7 @@ class Builder {
         if (op && (model::is_collective(*op) || model::op_form(*op) == model::OpForm::Barrier) &&
             e.collective_seq >= 0) {
           it.collective = true;
-          it.comm = static_cast<uint32_t>(comm_index_.at(pg_of(re, e).id));
+          it.comm = re.comm[e.pg];
           // Matched by the group's own sequence number, and the size.
           it.shape = static_cast<uint64_t>(e.collective_seq) * 0x9e3779b97f4a7c15ull ^ (e.has_count ? e.count : 0);
         }
@@ -990,8 +1873,8 @@ class Builder {
       RankEntries& re = found->second;
       std::vector<Entry> list;
       for (size_t i = 0; i < re.list.size(); ++i)
-        if (re.dropped.empty() || !re.dropped[i]) list.push_back(make_entry(re, re.list[i]));
-      std::vector<Slim>().swap(re.list);
+        if (re.dropped.empty() || !re.dropped[i]) list.push_back(make_entry(re, re.get(i)));
+      std::vector<Packed>().swap(re.list);
       ThreadTrace t;
       t.name = "main";
       for (size_t i = 0; i < list.size(); ++i) {
@@ -1066,9 +1949,10 @@ Trace read_flight_recorder(const std::vector<std::string>& files, bool full_hist
   return Builder(full_history).build(dumps, cache);
 }
 
-Trace read_flight_recorder_buffer(const std::string& name, const std::string& bytes, bool full_history) {
+Trace read_flight_recorder_buffer(const std::string& name, const std::string& bytes, bool full_history,
+                                  bool tree_reader_only) {
   ConfigCache cache;
-  std::vector<ParsedDump> dumps = parse_all({name}, {&bytes}, 1, cache);
+  std::vector<ParsedDump> dumps = parse_all({name}, {&bytes}, 1, cache, !tree_reader_only);
   return Builder(full_history).build(dumps, cache);
 }
 

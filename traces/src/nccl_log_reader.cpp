@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -84,6 +85,25 @@ class LogReader {
       if (end - pos <= kMaxLine) read_line(name, line_no, text.substr(pos, end - pos));
       pos = end + 1;
     }
+  }
+
+  // Takes in what `part` read of one file (read on its own, in parallel with other files): the same state
+  // as if this reader had read that file next, unless a process of `part` already has lines here (a process
+  // whose log spans files, whose later lines need its earlier comms): then false, and nothing is taken.
+  bool absorb(LogReader&& part) {
+    for (const auto& p : part.processes_)
+      if (index_.count(p.key)) return false;
+    // `Where`s point at the part's file names: keep them where they are (a deque's move keeps its elements).
+    kept_files_.push_back(std::make_unique<std::deque<std::string>>(std::move(part.files_)));
+    for (const auto& f : *kept_files_.back()) files_.push_back(f);
+    for (auto& p : part.processes_) {
+      index_[p.key] = processes_.size();
+      processes_.push_back(std::move(p));
+    }
+    for (const auto& note : part.trace_.notes) note_once(note);
+    for (auto& [id, parent] : part.split_parent_) split_parent_[id] = std::move(parent);
+    for (const auto& [id, color] : part.split_color_) split_color_[id] = color;
+    return true;
   }
 
   Trace finish() {
@@ -509,7 +529,8 @@ class LogReader {
     if (std::find(trace_.notes.begin(), trace_.notes.end(), note) == trace_.notes.end()) trace_.notes.push_back(note);
   }
 
-  std::deque<std::string> files_;  // stable addresses: `Where` points into it
+  std::deque<std::string> files_;                                     // stable addresses: `Where` points into it
+  std::vector<std::unique_ptr<std::deque<std::string>>> kept_files_;  // absorbed parts' file names
   std::vector<Process> processes_;
   std::map<std::string, size_t> index_;
   std::map<std::string, std::string> split_parent_;
@@ -523,8 +544,18 @@ class LogReader {
 
 Trace read_nccl_logs(const std::vector<std::string>& files) {
   if (files.empty()) throw TraceInputError("", 0, 0, 0, "no NCCL log given");
+  // One reader per file, on one worker per core; then merged in file order (the first error in file order
+  // is the one reported, as when they were read one after another).
+  std::vector<LogReader> parts(files.size());
+  for_each_file(files.size(), 0, [&](size_t i) { parts[i].read(files[i], read_trace_file(files[i])); });
   LogReader reader;
-  for (const auto& f : files) reader.read(f, read_trace_file(f));
+  for (auto& part : parts) {
+    if (reader.absorb(std::move(part))) continue;
+    // A process's lines span files: read them all again, in order, into one reader.
+    LogReader whole;
+    for (const auto& f : files) whole.read(f, read_trace_file(f));
+    return whole.finish();
+  }
   return reader.finish();
 }
 

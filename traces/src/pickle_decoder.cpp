@@ -86,7 +86,8 @@ bool is_identity_wrapper(const std::string& module, const std::string& name) {
          name == "build_boollist";
 }
 
-// Strict UTF-8 (no overlong forms, no surrogates), as nlohmann::json expects of its strings.
+}  // namespace
+
 bool valid_utf8(std::string_view s) {
   size_t i = 0;
   while (i < s.size()) {
@@ -113,6 +114,8 @@ bool valid_utf8(std::string_view s) {
   }
   return true;
 }
+
+namespace {
 
 std::string latin1_to_utf8(std::string_view s) {
   std::string out;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <optional>
 #include <set>
@@ -885,11 +886,9 @@ std::string write_recorder_file(const RecorderFile& file) {
   return out;
 }
 
-Trace read_recorder_buffers(const std::vector<std::pair<std::string, std::string>>& files) {
-  if (files.empty()) throw TraceInputError("", 0, 0, 0, "no recorder trace file given");
-  std::vector<RecorderFile> parsed;
-  parsed.reserve(files.size());
-  for (const auto& [name, text] : files) parsed.push_back(parse_recorder_file(name, text));
+namespace {
+
+Trace read_parsed(std::vector<RecorderFile>& parsed) {
   // The MPI recorder's traces have a reader of their own (mpi_recorder_reader.cpp); one import reads one kind.
   size_t mpi = 0;
   for (const auto& f : parsed) mpi += f.lines.front().event["format"] == kMpiFormat ? 1 : 0;
@@ -900,10 +899,34 @@ Trace read_recorder_buffers(const std::vector<std::pair<std::string, std::string
   return Assembler(parsed).run();
 }
 
+}  // namespace
+
+Trace read_recorder_buffers(const std::vector<std::pair<std::string, std::string>>& files) {
+  if (files.empty()) throw TraceInputError("", 0, 0, 0, "no recorder trace file given");
+  std::vector<RecorderFile> parsed;
+  parsed.reserve(files.size());
+  for (const auto& [name, text] : files) parsed.push_back(parse_recorder_file(name, text));
+  return read_parsed(parsed);
+}
+
 Trace read_recorder_traces(const std::vector<std::string>& files) {
-  std::vector<std::pair<std::string, std::string>> buffers;
-  for (const auto& f : files) buffers.emplace_back(f, read_trace_file(f));
-  return read_recorder_buffers(buffers);
+  if (files.empty()) throw TraceInputError("", 0, 0, 0, "no recorder trace file given");
+  // Each file read and parsed on one worker per core, its text freed as soon as it is parsed. Every file is
+  // read before any is parsed was the order: a file that cannot be read is reported before another's bad
+  // line, and still is.
+  std::vector<RecorderFile> parsed(files.size());
+  std::vector<std::exception_ptr> parse_errors(files.size());
+  for_each_file(files.size(), 0, [&](size_t i) {
+    const std::string text = read_trace_file(files[i]);
+    try {
+      parsed[i] = parse_recorder_file(files[i], text);
+    } catch (...) {
+      parse_errors[i] = std::current_exception();
+    }
+  });
+  for (auto& e : parse_errors)
+    if (e) std::rethrow_exception(e);
+  return read_parsed(parsed);
 }
 
 }  // namespace collmc::traces

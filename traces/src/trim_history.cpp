@@ -18,9 +18,9 @@ TrimPlan plan_trim(const TrimInput& in) {
   plan.cut.assign(ncomms, 0);
   plan.dropped.resize(in.ranks.size());
   // Per rank, per item: its position among the rank's collectives on its comm.
-  std::vector<std::vector<uint64_t>> position(in.ranks.size());
+  std::vector<std::vector<uint32_t>> position(in.ranks.size());  // (a rank's items fit in 32 bits)
   for (size_t r = 0; r < in.ranks.size(); ++r) {
-    std::map<uint32_t, uint64_t> next;
+    std::map<uint32_t, uint32_t> next;
     position[r].resize(in.ranks[r].size());
     for (size_t i = 0; i < in.ranks[r].size(); ++i)
       if (in.ranks[r][i].collective) position[r][i] = next[in.ranks[r][i].comm]++;
@@ -151,7 +151,7 @@ void trim_history(Trace& trace, bool completion_seen) {
       int depth = 0;
       for (const auto& call : t.calls) {
         TrimItem item;
-        item.kind = static_cast<uint32_t>(call.kind);
+        item.kind = static_cast<uint16_t>(call.kind);
         item.completed = call.state == CallState::Completed;
         if (call.kind == CallKind::GroupStart) ++depth;
         item.in_group = depth > 0;

@@ -26,4 +26,8 @@ struct PickleLimits {
 // offset) for anything else, for truncated input, for malformed strings and for limits exceeded.
 nlohmann::json decode_pickle(const std::string& name, std::string_view bytes, const PickleLimits& limits = {});
 
+// Strict UTF-8 (no overlong forms, no surrogates), as nlohmann::json expects of its strings: the decoder's
+// test of a str, shared with the Flight Recorder reader's own pass over torch's pickles.
+bool valid_utf8(std::string_view s);
+
 }  // namespace collmc::traces

@@ -199,7 +199,11 @@ Trace read_flight_recorder(const std::vector<std::string>& files, bool full_hist
 Trace read_nccl_logs(const std::vector<std::string>& files);
 
 // In-memory variants (used by the fuzz targets and tests): `name` stands for the file name in errors.
-Trace read_flight_recorder_buffer(const std::string& name, const std::string& bytes, bool full_history = true);
+// `tree_reader_only`: read a dump the slow way (a whole tree, then its fields) even where the fast way
+// (simdjson On-Demand for JSON, a pass over torch's pickle opcodes) would: the fuzz target and the tests
+// check that the two read every dump alike.
+Trace read_flight_recorder_buffer(const std::string& name, const std::string& bytes, bool full_history = true,
+                                  bool tree_reader_only = false);
 Trace read_nccl_log_buffer(const std::string& name, const std::string& text);
 
 // The scenario language's statement keyword for a call kind ("all_reduce", "register", ...).
