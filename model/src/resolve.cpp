@@ -125,7 +125,7 @@ class Resolver {
       w_.programs.push_back(std::move(prog));
     }
     check_put_targets();
-    number_grown_comms();
+    number_grown_comms(w_);
     processes();
     warn_ranks_without_body(star != nullptr, own);
     warn_misspelt_buffers();
@@ -424,17 +424,6 @@ class Resolver {
     }
   }
 
-  void number_grown_comms() {
-    std::vector<int> grows(w_.comms.size(), 0);
-    for (const auto& c : w_.calls) {
-      if (c.kind != OpKind::Grow || c.comm < 0 || c.child < 0) continue;
-      auto& child = w_.comms[static_cast<size_t>(c.child)];
-      if (c.rank != w_.comms[static_cast<size_t>(c.comm)].members.front() || child.grown_from >= 0) continue;
-      child.grown_from = c.comm;
-      child.grow_index = grows[static_cast<size_t>(c.comm)]++;
-    }
-  }
-
   void check_put_targets() {
     for (auto& c : w_.calls) {
       if (c.kind != OpKind::PutSignal || c.peer < 0 || c.comm < 0 || !c.usage_error.empty()) continue;
@@ -630,6 +619,18 @@ uint64_t World::dtype_size(int dtype) const {
   for (const auto& i : kDtypes)
     if (d == i.name) return i.size;
   return 4;
+}
+
+void number_grown_comms(World& w) {
+  for (auto& comm : w.comms) comm.grown_from = comm.grow_index = -1;
+  std::vector<int> grows(w.comms.size(), 0);
+  for (const auto& c : w.calls) {
+    if (c.kind != OpKind::Grow || c.comm < 0 || c.child < 0) continue;
+    auto& child = w.comms[static_cast<size_t>(c.child)];
+    if (c.rank != w.comms[static_cast<size_t>(c.comm)].members.front() || child.grown_from >= 0) continue;
+    child.grown_from = c.comm;
+    child.grow_index = grows[static_cast<size_t>(c.comm)]++;
+  }
 }
 
 World resolve(const Scenario& scenario) { return Resolver(scenario).run(); }

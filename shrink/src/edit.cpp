@@ -31,12 +31,14 @@ class Projector {
     out_.streams = w_.streams;
     out_.dtypes = w_.dtypes;
     out_.redops = w_.redops;
+    out_.keys = w_.keys;
     new_rank_.assign(static_cast<size_t>(w_.ranks), -1);
     for (int r = 0; r < w_.ranks; ++r)
       if (e_.keep_rank[static_cast<size_t>(r)]) new_rank_[static_cast<size_t>(r)] = out_.ranks++;
     project_comms();
     for (int r = 0; r < w_.ranks; ++r)
       if (new_rank_[static_cast<size_t>(r)] >= 0) project_rank(r);
+    model::number_grown_comms(out_);  // the grown comms and their parent's numbering, as projected
     return std::move(out_);
   }
 
@@ -75,6 +77,11 @@ class Projector {
       n.root = c.root < w_.ranks ? new_rank_[static_cast<size_t>(c.root)] : -1;
       if (n.root < 0 && n.comm >= 0) n.root = out_.comms[static_cast<size_t>(n.comm)].members.front();
     }
+    // The ranks an `init C [..]` or a `host_barrier KEY [..]` names, as the projection numbers them.
+    n.members_view.clear();
+    for (int m : c.members_view)
+      if (m < w_.ranks && new_rank_[static_cast<size_t>(m)] >= 0)
+        n.members_view.push_back(new_rank_[static_cast<size_t>(m)]);
     n.usage_error.clear();
     return true;
   }

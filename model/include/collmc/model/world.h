@@ -169,6 +169,10 @@ struct World {
 // reject (a comm the rank is not in, a peer or root outside the comm) on the call instead.
 World resolve(const Scenario& scenario);
 
+// Sets every comm's grown_from and grow_index from the world's grow calls (resolve does; a tool that
+// edits a World's calls or comms, as shrink/ does, calls it again).
+void number_grown_comms(World& w);
+
 // parse + resolve.
 World load_world(const std::string& path);
 
