@@ -29,6 +29,9 @@ cases=(
   "rma_epoch_errors 2 usage_error fails two access epochs"
   "rma_race 3 usage_error completes data race"
   "request_never_completed 2 usage_error completes never completed"
+  "persistent_ok 2 safe completes every traced call completed"
+  "probe_first 2 deadlock hangs probe world"
+  "any_tag_race 3 deadlock completes tag=any"
 )
 for c in "${cases[@]}"; do
   read -r prog np verdict run text <<<"$c"
