@@ -13,7 +13,8 @@ namespace collmc::traces {
 struct TrimItem {
   uint32_t comm = 0;        // index of its communicator (collectives); ignored otherwise
   uint32_t kind = 0;        // the call's kind: matched calls must agree in it
-  uint64_t shape = 0;       // what else must agree (the element count; 0: unknown)
+  uint64_t shape = 0;       // what else must agree (the element count, or a hash of every field the check
+                            // compares: count, dtype, op, root, MPI function; 0: unknown)
   bool collective = false;  // a collective or barrier that every member of `comm` makes
   bool completed = false;   // the source saw it finish (or, for a source that cannot see that, it was made)
   bool in_group = false;    // inside a group: never left out (a group is one launch)
