@@ -29,6 +29,10 @@ cases=(
   "rma_epoch_errors 2 usage_error fails two access epochs"
   "rma_race 3 usage_error completes data race"
   "request_never_completed 2 usage_error completes never completed"
+  "persistent_ok 2 safe completes every traced call completed"
+  "probe_first 2 deadlock hangs probe world"
+  "any_tag_race 3 deadlock completes tag=any"
+  "bcast_before_recv 2 deadlock completes broadcast world"
 )
 for c in "${cases[@]}"; do
   read -r prog np verdict run text <<<"$c"
@@ -54,6 +58,11 @@ for c in "${cases[@]}"; do
   fi
   if ! "$collmc" trace import "$dir/traces" -o "$dir/$prog.cmc" >"$dir/import.log" 2>&1; then
     echo "FAIL $prog: import failed"; cat "$dir/import.log"; failures=$((failures + 1)); continue
+  fi
+  # A run that completed is no hang: the scenario must not say `observed hung` (which makes the check exit 4).
+  if [ "$run" = completes ] && grep -q '^observed hung' "$dir/$prog.cmc"; then
+    echo "FAIL $prog: the run completed but the scenario says it hung"; cat "$dir/import.log" "$dir/$prog.cmc"
+    failures=$((failures + 1)); continue
   fi
   "$collmc" check "$dir/$prog.cmc" >"$dir/check.log" 2>&1
   # The verdict line ("FILE: VERDICT ..."), after any warning the scenario's mpi_error statements print.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Replays every `set profile = mpi` scenario in examples/, tests/calibration-4gpu/mpi and
-# tests/calibration-mpi with real Open MPI (collmc replay --calibrate --backend mpi), with
+# tests/calibration-mpi, and issue 26's tag and probe hang classes of tests/hang-classes, with real Open MPI (collmc replay --calibrate --backend mpi), with
 # --launcher local and --launcher mpirun, and fails when one disagrees with the model, when the two
 # launchers' outcomes differ, or when anything of a run outlives it (an mpirun or rank process, a
 # shared block or run directory in /dev/shm).
@@ -20,6 +20,11 @@ fi
 # The MPI versions of the three- and four-rank set (issue 9), where this checkout has them.
 [ -d "$src/tests/calibration-4gpu/mpi" ] && inputs+=("$src/tests/calibration-4gpu/mpi")
 inputs+=("$src/tests/calibration-mpi")
+# Issue 26's hang classes of tags and MPI_Probe whose outcome does not depend on a race (a wildcard's match).
+for f in mpi_tag_mismatch mpi_tag_same mpi_tags_overtake mpi_tags_overtake_blocking mpi_probe_before_send \
+  mpi_probe_after_send mpi_probe_tag; do
+  inputs+=("$src/tests/hang-classes/$f.cmc")
+done
 rc=0
 # Once with the ranks on the shared block (--launcher local), once through mpirun and the TCP store
 # (--launcher mpirun, the multi-node path): the same outcomes.

@@ -195,5 +195,87 @@ TEST(MpiUsageRules, BlockingAndNonblockingCollectivesOfOneKindMismatch) {
   EXPECT_EQ(verdict(s), collmc::model::Verdict::Mismatch) << s;
 }
 
+// Issue 26: tags, probes and persistent requests as the import writes them, each in both outcomes.
+std::string p2p(int peer, int tag) {
+  return R"("comm":"0x10","count":1,"dtype":"MPI_INT","peer":)" + std::to_string(peer) + R"(,"tag":)" +
+         std::to_string(tag);
+}
+
+TEST(MpiImport, TagsAndAnyTag) {
+  auto run = [](int recv_tag) {
+    Process a(0, 2), b(1, 2);
+    a.call("MPI_Send", p2p(1, 3)).call("MPI_Finalize", "");
+    b.call("MPI_Recv", p2p(0, recv_tag), R"("source":0,"tag":3)").call("MPI_Finalize", "");
+    return scenario({a, b});
+  };
+  const std::string same = run(3);
+  EXPECT_NE(same.find("send world 1 buf dtype=int32 tag=3"), std::string::npos) << same;
+  EXPECT_EQ(verdict(same), collmc::model::Verdict::Safe) << same;
+  const std::string any = run(-1);  // the recorder writes MPI_ANY_TAG as -1
+  EXPECT_NE(any.find("tag=any"), std::string::npos) << any;
+  EXPECT_EQ(verdict(any), collmc::model::Verdict::Safe) << any;
+  EXPECT_EQ(verdict(run(4)), collmc::model::Verdict::Deadlock);
+}
+
+TEST(MpiImport, ProbeWaitsForAMessage) {
+  auto run = [](bool probe_first) {
+    Process a(0, 2), b(1, 2);
+    if (probe_first) a.call("MPI_Probe", R"("comm":"0x10","peer":1,"tag":0)", R"("source":1,"tag":0)");
+    a.call("MPI_Send", p2p(1, 0)).call("MPI_Recv", p2p(1, 0), R"("source":1,"tag":0)").call("MPI_Finalize", "");
+    b.call("MPI_Probe", R"("comm":"0x10","peer":0,"tag":0)", R"("source":0,"tag":0)")
+        .call("MPI_Recv", p2p(0, 0), R"("source":0,"tag":0)")
+        .call("MPI_Send", p2p(0, 0))
+        .call("MPI_Finalize", "");
+    return scenario({a, b});
+  };
+  const std::string ok = run(false);
+  EXPECT_NE(ok.find("probe world 0"), std::string::npos) << ok;
+  EXPECT_EQ(verdict(ok), collmc::model::Verdict::Safe) << ok;
+  EXPECT_EQ(verdict(run(true)), collmc::model::Verdict::Deadlock);
+}
+
+TEST(MpiImport, PersistentRequestsBecomeTheOperationsTheyStart) {
+  // Rank 0 sends through a persistent request started twice; rank 1 receives through one, started twice
+  // (or, MBI's MissingStart, once: its second wait is on an inactive request and returns at once).
+  auto run = [](int receiver_starts, bool sender_waits) {
+    Process a(0, 2), b(1, 2);
+    a.call("MPI_Send_init", p2p(1, 5), R"("req":"0x70")");
+    for (int k = 0; k < 2; ++k) {
+      a.call("MPI_Start", R"("req":"0x70")");
+      if (sender_waits) a.call("MPI_Wait", R"("req":"0x70")", R"("source":-1,"tag":-1)");
+    }
+    a.call("MPI_Request_free", R"("req":"0x70")").call("MPI_Finalize", "");
+    b.call("MPI_Recv_init", p2p(0, 5), R"("req":"0x80")");
+    for (int k = 0; k < 2; ++k) {
+      if (k < receiver_starts) b.call("MPI_Startall", R"("n":1,"reqs":"0x80")");
+      b.call("MPI_Wait", R"("req":"0x80")", R"("source":0,"tag":5)");
+    }
+    b.call("MPI_Request_free", R"("req":"0x80")").call("MPI_Finalize", "");
+    return scenario({a, b});
+  };
+  const std::string ok = run(2, true);
+  size_t sends = 0;
+  for (size_t at = ok.find("send world 1 buf dtype=int32 tag=5"); at != std::string::npos;
+       at = ok.find("send world 1 buf dtype=int32 tag=5", at + 1))
+    ++sends;
+  EXPECT_EQ(sends, 2u) << ok;
+  EXPECT_EQ(ok.find("observed hung"), std::string::npos) << ok;
+  EXPECT_EQ(verdict(ok), collmc::model::Verdict::Safe) << ok;
+  const std::string missing_start = run(1, true);
+  EXPECT_EQ(verdict(missing_start), collmc::model::Verdict::Deadlock) << missing_start;
+  // Started and freed, never waited for: not a hang of a run whose calls all returned (MPI 4.1 sec. 3.7.3).
+  const std::string freed = run(2, false);
+  EXPECT_EQ(freed.find("observed hung"), std::string::npos) << freed;
+}
+
+TEST(MpiImport, AStartedRequestNeverCompletedIsAUsageError) {
+  Process a(0, 2), b(1, 2);
+  a.call("MPI_Send_init", p2p(1, 0), R"("req":"0x70")").call("MPI_Start", R"("req":"0x70")").call("MPI_Finalize", "");
+  b.call("MPI_Recv", p2p(0, 0), R"("source":0,"tag":0)").call("MPI_Finalize", "");
+  const std::string s = scenario({a, b});
+  EXPECT_NE(s.find("never completed"), std::string::npos) << s;
+  EXPECT_EQ(verdict(s), collmc::model::Verdict::UsageError) << s;
+}
+
 }  // namespace
 #endif

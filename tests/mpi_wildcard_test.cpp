@@ -64,6 +64,72 @@ TEST(MpiWildcard, OnlyInTheMpiProfileAndOnlyForRecv) {
   EXPECT_NO_THROW(world_from("ranks 2\nset profile = mpi\ncomm W = all\nrank 0 {\nrecv W any x\n}\n"));
 }
 
+// Tags (issue 26, MPI 4.1 sec. 3.2.4 and 3.5): each verdict flips with one tag.
+TEST(MpiTags, AReceiveTakesOnlyItsTagAndAnyTagTakesEach) {
+  expect_both_ways(three_ranks("recv W 1 x tag=1", "send W 0 x tag=1", ""), Verdict::Safe);
+  expect_both_ways(three_ranks("recv W 1 x tag=1", "send W 0 x tag=2", ""), Verdict::Deadlock);
+  expect_both_ways(three_ranks("recv W 1 x tag=any", "send W 0 x tag=2", ""), Verdict::Safe);
+  // MPI_ANY_TAG first may take the only tag-1 message; the tag-1 receive first cannot take the tag-2 one.
+  expect_both_ways(three_ranks("recv W any x tag=any\nrecv W any x tag=1", "send W 0 x tag=1", "send W 0 x tag=2"),
+                   Verdict::Deadlock);
+  expect_both_ways(three_ranks("recv W any x tag=1\nrecv W any x tag=any", "send W 0 x tag=1", "send W 0 x tag=2"),
+                   Verdict::Safe);
+  // The schedule of the deadlock shows MPI_ANY_TAG taking rank 1's tag-1 send.
+  auto r = check_text(three_ranks("recv W any x tag=any\nrecv W any x tag=1", "send W 0 x tag=1", "send W 0 x tag=2"));
+  bool took_tag_one = false;
+  for (const auto& s : r.schedule)
+    if (s.kind == StepKind::MatchAny && s.peer == 1 && s.step.tag == 1) took_tag_one = true;
+  EXPECT_TRUE(took_tag_one);
+}
+
+TEST(MpiTags, MessagesOfOneTagStayInOrderOthersMayOvertake) {
+  // Posted together, tag 2 may be received before tag 1.
+  expect_both_ways(
+      three_ranks("group {\nsend W 1 a tag=1\nsend W 1 b tag=2\n}", "recv W 0 b tag=2\nrecv W 0 a tag=1", ""),
+      Verdict::Safe);
+  // Two messages of one tag: the first receive takes the first (counts differ: a mismatch when crossed).
+  expect_both_ways(three_ranks("group {\nsend W 1 a count=1 tag=3\nsend W 1 b count=2 tag=3\n}",
+                               "recv W 0 b count=2 tag=3\nrecv W 0 a count=1 tag=3", ""),
+                   Verdict::Mismatch);
+  // A specific receive posted behind a wildcard of another tag does not wait behind it.
+  expect_both_ways(
+      three_ranks("group {\nrecv W any x tag=1\nrecv W 2 x tag=0\n}", "send W 0 x tag=1", "send W 0 x tag=0"),
+      Verdict::Safe);
+}
+
+TEST(MpiProbe, WaitsForAPendingMessageAndReceivesNothing) {
+  // A probe returns once a matching message is sent; the receive still takes it.
+  expect_both_ways(three_ranks("probe W 1\nrecv W 1 x", "send W 0 x", ""), Verdict::Safe);
+  // Both probe first: nothing is sent.
+  expect_both_ways(three_ranks("probe W 1\nsend W 1 x", "probe W 0\nrecv W 0 x", ""), Verdict::Deadlock);
+  // A probe does not take the message: a second probe finds it again, and one receive takes it.
+  expect_both_ways(three_ranks("probe W any\nprobe W 1 tag=any\nrecv W 1 x", "send W 0 x", ""), Verdict::Safe);
+  // A probe for a message already received waits for ever.
+  expect_both_ways(three_ranks("recv W 1 x\nprobe W 1", "send W 0 x", ""), Verdict::Deadlock);
+  // Tags: a probe of tag 2 does not see a tag-1 message.
+  expect_both_ways(three_ranks("probe W any tag=2\nrecv W 1 x tag=1", "send W 0 x tag=1", ""), Verdict::Deadlock);
+}
+
+TEST(MpiTags, TagsAndProbeOnlyInTheMpiProfile) {
+  // NCCL has no tags and no probe; a send's tag is never `any`; a probe blocks, so it is no group member.
+  EXPECT_THROW(world_from("ranks 2\ncomm W = all\nrank 0 {\nsend W 1 x tag=1\n}\n"), model::InputError);
+  EXPECT_THROW(world_from("ranks 2\ncomm W = all\nrank 0 {\nprobe W 1\n}\n"), model::InputError);
+  EXPECT_THROW(world_from("ranks 2\nset profile = mpi\ncomm W = all\nrank 0 {\nsend W 1 x tag=any\n}\n"),
+               model::InputError);
+  EXPECT_THROW(world_from("ranks 2\nset profile = mpi\ncomm W = all\nrank 0 {\ngroup {\nprobe W 1\n}\n}\n"),
+               model::InputError);
+  EXPECT_THROW(world_from("ranks 2\nset profile = mpi\ncomm W = all\nrank 0 {\nprobe W 1 x\n}\n"), model::InputError);
+  // The error names the line and column of the tag.
+  try {
+    world_from("ranks 2\ncomm W = all\nrank 0 {\nrecv W 1 x tag=4\n}\n");
+    ADD_FAILURE() << "tag= in the nccl profile was accepted";
+  } catch (const model::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(":4:"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("profile = mpi"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(world_from(three_ranks("probe W any tag=any\nrecv W any x tag=any", "send W 0 x tag=5", "")));
+}
+
 TEST(MpiGroups, SendAndRecvPostedTogetherAsMpiSendrecv) {
   // Both ranks send first with synchronous sends: a deadlock. Posted together (MPI_Sendrecv, or
   // Isend/Irecv and Waitall): safe.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
 #include <random>
 
 #include "collmc/traces/import.h"
@@ -178,6 +179,45 @@ TEST(TraceTrim, LeavesOutOnlyWhatEveryMemberCompletedBeforeTheFirstOpenCall) {
     for (auto& c : rt.threads[0].calls) c.state = CallState::Completed;
   trim_history(logs, false);
   EXPECT_EQ(logs.ranks[0].threads[0].calls.size(), 1u);  // #3 is the last both made: kept
+}
+
+TEST(TraceTrim, CompletedCollectivesThatDisagreeAreKept) {
+  // Issue 26 (MBI CallOrdering_Exscan_Scan_nok): Open MPI completes rank 0's MPI_Scan met by rank 1's
+  // MPI_Exscan. The calls differ in what the check compares (call=, then dtype, op, root): never left out.
+  auto two_ranks = [](const std::string& first1, const std::string& dtype1, std::optional<int> root1) {
+    Trace t;
+    t.format = "mpi-recorder";
+    t.mpi = true;
+    t.world_size = 2;
+    Communicator w;
+    w.id = "world";
+    w.label = "world";
+    w.size = 2;
+    w.members = {{0, 0}, {1, 1}};
+    t.comms.push_back(w);
+    for (int r = 0; r < 2; ++r) {
+      t.ranks[r].rank = r;
+      ThreadTrace th{"main", {}};
+      for (int k = 0; k < 2; ++k) {
+        Call c;
+        c.kind = CallKind::AllReduce;
+        c.comm = "world";
+        c.seq = k;
+        c.count = 4;
+        c.dtype = r == 1 && k == 0 ? dtype1 : "int32";
+        c.root = r == 1 && k == 0 ? root1 : std::nullopt;
+        c.mpi_call = r == 1 && k == 0 ? first1 : (k == 0 ? "Scan" : "Exscan");
+        th.calls.push_back(c);
+      }
+      t.ranks[r].threads.push_back(th);
+    }
+    trim_history(t, true);
+    return t.ranks[0].threads[0].calls.size();
+  };
+  EXPECT_EQ(two_ranks("Scan", "int32", std::nullopt), 0u);  // every slot agrees: all left out
+  EXPECT_EQ(two_ranks("Exscan", "int32", std::nullopt), 2u);
+  EXPECT_EQ(two_ranks("Scan", "float32", std::nullopt), 2u);
+  EXPECT_EQ(two_ranks("Scan", "int32", 1), 2u);
 }
 
 TEST(TraceTrim, AHungRunImportedFromASourceThatCannotSeeItIsNeverAPlainSafe) {

@@ -162,6 +162,15 @@ class Issuer {
       case OpKind::SyncStream:
       case OpKind::SyncDevice:
         return true;  // the guard did the waiting
+      case OpKind::Probe:
+        // MPI 4.1 sec. 3.8.1: MPI_Probe returns once a message it matches can be received; it takes none.
+        waits_.push_back(Wait{.kind = WaitKind::P2pProbe,
+                              .dir = static_cast<uint8_t>(c.any_source ? 1 : 2),
+                              .comm = static_cast<uint16_t>(c.comm),
+                              .peer = static_cast<uint16_t>(c.any_source ? 0 : c.peer),
+                              .call = static_cast<uint32_t>(c.id),
+                              .tag = wait_tag(c)});
+        return true;
       case OpKind::Send:
       case OpKind::Recv:
         if (!check_buffer(c, c.buffer)) return false;
@@ -592,15 +601,7 @@ class Issuer {
     return true;
   }
 
-  P2pState& p2p(int comm, int peer) {
-    P2pState key{static_cast<uint16_t>(comm), static_cast<uint16_t>(peer), 0, 0, 0};
-    auto less = [](const P2pState& a, const P2pState& b) {
-      return std::tie(a.comm, a.peer) < std::tie(b.comm, b.peer);
-    };
-    auto it = std::lower_bound(rs_.p2p.begin(), rs_.p2p.end(), key, less);
-    if (it == rs_.p2p.end() || it->comm != key.comm || it->peer != key.peer) it = rs_.p2p.insert(it, key);
-    return *it;
-  }
+  P2pState& p2p(int comm, int peer, uint32_t tag = 0) { return p2p_record(rs_, comm, peer, tag); }
 
   // The peer's matching call of pair `idx` (its send to us if we receive, and the reverse) and the
   // count it was issued with, if the peer issued it already.
@@ -613,9 +614,11 @@ class Issuer {
           if (p.kind == want && p.comm == c.comm && p.peer == r_ && p.slot == idx)
             return std::make_pair(static_cast<int>(p.call), p.count);
     const uint8_t dir = c.kind == OpKind::Send ? 1 : 0;
+    const uint32_t tag = wait_tag(c);
     for (const auto& th : peer.threads)
       for (const auto& wt : th.waits)
-        if (wt.kind == WaitKind::P2pHost && wt.dir == dir && wt.comm == c.comm && wt.peer == r_ && wt.slot == idx)
+        if (wt.kind == WaitKind::P2pHost && wt.dir == dir && wt.comm == c.comm && wt.peer == r_ && wt.slot == idx &&
+            wt.tag == tag)
           return std::make_pair(static_cast<int>(wt.call), wt.count);
     return std::nullopt;
   }
@@ -662,32 +665,31 @@ class Issuer {
   }
 
   bool host_pair(const Call& c) {
-    if (c.any_source) {
-      // MPI_ANY_SOURCE: no pair yet; a MatchAny step (step_relation.cpp) picks the sender.
-      waits_.push_back(Wait{.kind = WaitKind::P2pAny,
-                            .dir = 1,
-                            .comm = static_cast<uint16_t>(c.comm),
-                            .call = static_cast<uint32_t>(c.id),
-                            .count = effective_count(c)});
-      return true;
-    }
     const bool send = c.kind == OpKind::Send;
-    // MPI 4.1 sec. 3.5 (order): a receive posted after a pending MPI_ANY_SOURCE receive of this thread on
-    // the same comm cannot take a message the earlier one matches. It waits behind it as a wildcard
-    // restricted to its peer (dir 2): the MatchAny step serves the thread's wildcards in posting order.
+    const uint32_t tag = wait_tag(c);
+    // MPI 4.1 sec. 3.5 (order): a receive posted after a pending wildcard receive of this thread that may
+    // match the same message (same comm; source and tag each equal or a wildcard) cannot take a message
+    // the earlier one matches: it is matched by a MatchAny step too, which serves the receives in posting
+    // order. A receive from MPI_ANY_SOURCE or with MPI_ANY_TAG has no pair yet: a MatchAny step
+    // (step_relation.cpp) picks the message.
     const bool behind_any = !send && std::any_of(waits_.begin(), waits_.end(), [&](const Wait& w) {
-      return w.kind == WaitKind::P2pAny && w.comm == static_cast<uint16_t>(c.comm);
+      return w.kind == WaitKind::P2pAny && w.comm == static_cast<uint16_t>(c.comm) &&
+             (w.dir == 1 || c.any_source || w.peer == static_cast<uint16_t>(c.peer)) &&
+             (w.tag == kWaitAnyTag || tag == kWaitAnyTag || w.tag == tag);
     });
-    if (behind_any) {
+    if (!send && (c.any_source || tag == kWaitAnyTag || behind_any)) {
       waits_.push_back(Wait{.kind = WaitKind::P2pAny,
-                            .dir = 2,
+                            .dir = static_cast<uint8_t>(c.any_source ? 1 : 2),
                             .comm = static_cast<uint16_t>(c.comm),
-                            .peer = static_cast<uint16_t>(c.peer),
+                            .peer = static_cast<uint16_t>(c.any_source ? 0 : c.peer),
                             .call = static_cast<uint32_t>(c.id),
+                            .tag = tag,
                             .count = effective_count(c)});
       return true;
     }
-    auto& pp = p2p(c.comm, c.peer);
+    // Messages of one sender, comm and tag match receives in order (MPI 4.1 sec. 3.5, non-overtaking):
+    // one pair counter per tag.
+    auto& pp = p2p(c.comm, c.peer, tag);
     const uint32_t idx = send ? pp.sends++ : pp.recvs++;
     if (!check_pair(c, idx)) return false;
     waits_.push_back(Wait{.kind = WaitKind::P2pHost,
@@ -696,6 +698,7 @@ class Issuer {
                           .peer = static_cast<uint16_t>(c.peer),
                           .slot = idx,
                           .call = static_cast<uint32_t>(c.id),
+                          .tag = tag,
                           .count = effective_count(c)});
     return true;
   }

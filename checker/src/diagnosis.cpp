@@ -73,8 +73,9 @@ std::string Semantics::describe_step(const Step& step) const {
           << " to rank " << step.peer << " completes";
       break;
     case StepKind::MatchAny: {
-      out << "rank " << step.rank << " " << thread_name() << ": its receive from any rank on "
-          << world_.comm_name(step.comm) << " takes send " << step.slot << " of rank " << step.peer;
+      out << "rank " << step.rank << " " << thread_name() << ": its wildcard receive on " << world_.comm_name(step.comm)
+          << " takes send " << step.slot << (step.tag != 0 ? " of tag " + std::to_string(step.tag) : "") << " of rank "
+          << step.peer;
       break;
     }
   }
@@ -171,19 +172,31 @@ std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) co
       break;
     case WaitKind::P2pHost:
       out = std::string("waits for the matching ") + (w.dir == 0 ? "recv" : "send") + " of rank " +
-            std::to_string(w.peer);
+            std::to_string(w.peer) + (w.tag != 0 ? " with tag " + std::to_string(w.tag) : "");
       miss(static_cast<int>(w.peer));
       break;
     case WaitKind::StoreKey:
       break;  // above
     case WaitKind::P2pAny:
-      if (w.dir == 2) {  // a receive from one peer posted behind an MPI_ANY_SOURCE receive
-        out = "waits for a message from rank " + std::to_string(w.peer) + " (posted after a wildcard receive)";
+      if (w.dir == 2) {  // a receive from one peer: MPI_ANY_TAG, or posted behind a wildcard receive
+        out = "waits for a message from rank " + std::to_string(w.peer) +
+              (w.tag == kWaitAnyTag ? std::string(" with any tag")
+                                    : " with tag " + std::to_string(w.tag) + " (posted after a wildcard receive)");
         miss(static_cast<int>(w.peer));
         break;
       }
-      out = "waits for a message from any rank of " + comm.name + " (MPI_ANY_SOURCE)";
+      out = "waits for a message from any rank of " + comm.name + " (MPI_ANY_SOURCE" +
+            (w.tag == kWaitAnyTag ? std::string(", MPI_ANY_TAG)") : ", tag " + std::to_string(w.tag) + ")");
       for (int m : comm.members) miss(m);
+      break;
+    case WaitKind::P2pProbe:
+      out = "waits in a probe for a message" +
+            (w.dir == 2 ? " from rank " + std::to_string(w.peer) : std::string(" from any rank of ") + comm.name) +
+            (w.tag == kWaitAnyTag ? std::string() : " with tag " + std::to_string(w.tag));
+      if (w.dir == 2)
+        miss(static_cast<int>(w.peer));
+      else
+        for (int m : comm.members) miss(m);
       break;
     case WaitKind::AbortDrain:
       out = "waits in the abort of " + comm.name +
@@ -438,10 +451,12 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
             d.label = (w.kind == WaitKind::P2pConnect ? "p2p connect on " : "send/recv on ") + world_.comm_name(w.comm);
             out.push_back(d);
             break;
+          case WaitKind::P2pProbe:
           case WaitKind::P2pAny:
             // Any member may send: the thread depends on each of them.
             d.comm = w.comm;
-            d.label = "recv from any rank on " + world_.comm_name(w.comm);
+            d.label =
+                (w.kind == WaitKind::P2pProbe ? "probe on " : "recv from any rank on ") + world_.comm_name(w.comm);
             on_members(d, w.comm, [&](int m) { return m != r && (w.dir != 2 || m == static_cast<int>(w.peer)); });
             break;
           case WaitKind::MpiProgress: {

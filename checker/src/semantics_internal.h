@@ -31,15 +31,25 @@ inline bool has_any_part(const RankState& rs) {
   return false;
 }
 
-// The rank's point-to-point record with `peer` on `comm`, made when missing (kept sorted by comm, peer).
-inline P2pState& p2p_record(RankState& rs, int comm, int peer) {
+// The rank's point-to-point record with `peer` on `comm` for messages of `tag` (mpi; nccl uses tag 0),
+// made when missing (kept sorted by comm, peer, tag).
+inline P2pState& p2p_record(RankState& rs, int comm, int peer, uint32_t tag = 0) {
   P2pState key{};
   key.comm = static_cast<uint16_t>(comm);
   key.peer = static_cast<uint16_t>(peer);
-  auto less = [](const P2pState& a, const P2pState& b) { return std::tie(a.comm, a.peer) < std::tie(b.comm, b.peer); };
+  key.tag = tag;
+  auto less = [](const P2pState& a, const P2pState& b) {
+    return std::tie(a.comm, a.peer, a.tag) < std::tie(b.comm, b.peer, b.tag);
+  };
   auto it = std::lower_bound(rs.p2p.begin(), rs.p2p.end(), key, less);
-  if (it == rs.p2p.end() || it->comm != key.comm || it->peer != key.peer) it = rs.p2p.insert(it, key);
+  if (it == rs.p2p.end() || it->comm != key.comm || it->peer != key.peer || it->tag != key.tag)
+    it = rs.p2p.insert(it, key);
   return *it;
+}
+
+// A call's tag as a wait holds it (`tag=any`: kWaitAnyTag).
+inline uint32_t wait_tag(const model::Call& c) {
+  return c.tag == model::kAnyTag ? kWaitAnyTag : static_cast<uint32_t>(c.tag);
 }
 
 inline bool streams_empty(const RankState& rs) {

@@ -110,6 +110,7 @@ void write_thread(Writer& w, const ThreadState& t) {
     w.u(wt.comm);
     w.u(wt.peer);
     w.u(wt.slot);
+    w.u(wt.tag);
     w.u(wt.call);
     w.u(wt.count);
   });
@@ -148,6 +149,7 @@ void write_rank(Writer& w, const RankState& rk) {
   write_vec(w, rk.p2p, [&](const P2pState& x) {
     w.u(x.comm);
     w.u(x.peer);
+    w.u(x.tag);
     w.u(x.sends);
     w.u(x.recvs);
     w.u(x.connect_reached);
@@ -227,6 +229,7 @@ State decode_state(std::string_view bytes) {
         wt.comm = r.as<uint16_t>();
         wt.peer = r.as<uint16_t>();
         wt.slot = r.as<uint32_t>();
+        wt.tag = r.as<uint32_t>();
         wt.call = r.as<uint32_t>();
         wt.count = r.u();
       });
@@ -262,6 +265,7 @@ State decode_state(std::string_view bytes) {
     read_vec(r, rk.p2p, [&](P2pState& x) {
       x.comm = r.as<uint16_t>();
       x.peer = r.as<uint16_t>();
+      x.tag = r.as<uint32_t>();
       x.sends = r.as<uint32_t>();
       x.recvs = r.as<uint32_t>();
       x.connect_reached = r.as<uint8_t>();

@@ -154,9 +154,9 @@ bool Semantics::connect_complete(const State& s, int comm) const {
   return s.comms[static_cast<size_t>(comm)].connected == world_.comms[static_cast<size_t>(comm)].members.size();
 }
 
-static const P2pState* find_p2p(const RankState& rs, int comm, int peer) {
+static const P2pState* find_p2p(const RankState& rs, int comm, int peer, uint32_t tag = 0) {
   for (const auto& p : rs.p2p)
-    if (p.comm == comm && p.peer == peer) return &p;
+    if (p.comm == comm && p.peer == peer && p.tag == tag) return &p;
   return nullptr;
 }
 
@@ -179,7 +179,7 @@ bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
       return true;
     }
     case WaitKind::P2pHost: {
-      const P2pState* other = find_p2p(s.ranks[w.peer], w.comm, rank);
+      const P2pState* other = find_p2p(s.ranks[w.peer], w.comm, rank, w.tag);
       if (!other) return false;
       return w.dir == 0 ? other->recvs > w.slot : other->sends > w.slot;
     }
@@ -195,6 +195,18 @@ bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
       return s.store[w.slot] >= w.count;
     case WaitKind::P2pAny:
       return false;  // a MatchAny step removes it
+    case WaitKind::P2pProbe:
+      // A message it matches is waiting: a sender issued more sends of a matching tag to this rank than this
+      // rank has received.
+      for (int sender : world_.comms[w.comm].members) {
+        if (w.dir == 2 && sender != w.peer) continue;
+        for (const P2pState& sent : s.ranks[static_cast<size_t>(sender)].p2p) {
+          if (sent.comm != w.comm || sent.peer != rank || (w.tag != kWaitAnyTag && sent.tag != w.tag)) continue;
+          const P2pState* received = find_p2p(rs, w.comm, sender, sent.tag);
+          if (sent.sends > (received != nullptr ? received->recvs : 0)) return true;
+        }
+      }
+      return false;
     case WaitKind::AbortDrain:
       return !has_any_part(rs);
     case WaitKind::GrowId:
@@ -339,56 +351,87 @@ void Semantics::enabled_of_rank(const State& s, int rank, std::vector<Step>& hos
   device_steps(s, rank, completions);
 }
 
-const Wait* Semantics::waiting_send(const State& s, int receiver, int comm, int sender, uint32_t pair) const {
+const Wait* Semantics::waiting_send(const State& s, int receiver, int comm, int sender, uint32_t tag,
+                                    uint32_t pair) const {
   for (const auto& sts : s.ranks[static_cast<size_t>(sender)].threads)
     for (const auto& sw : sts.waits)
-      if (sw.kind == WaitKind::P2pHost && sw.dir == 0 && sw.comm == comm && sw.peer == receiver && sw.slot == pair)
+      if (sw.kind == WaitKind::P2pHost && sw.dir == 0 && sw.comm == comm && sw.peer == receiver && sw.tag == tag &&
+          sw.slot == pair)
         return &sw;
   return nullptr;
 }
 
-// A thread blocked in `recv COMM any` (MPI_ANY_SOURCE) takes the next send to it of any member that has
-// issued one and waits in it: one step per such sender, so the search tries every match. Per sender the
-// order is kept (MPI's non-overtaking rule): the wildcard takes that sender's oldest unmatched send.
+namespace {
+// Whether a wildcard receive's wait may take a send of `sender` with `tag` (MPI 4.1 sec. 3.2.4: source and
+// tag each equal, or MPI_ANY_SOURCE, MPI_ANY_TAG).
+bool receive_may_take(const Wait& recv, int sender, uint32_t tag) {
+  return (recv.dir == 1 || recv.peer == sender) && (recv.tag == kWaitAnyTag || recv.tag == tag);
+}
+}  // namespace
+
+// A thread blocked in wildcard receives (MPI_ANY_SOURCE, MPI_ANY_TAG, or a receive posted behind one) takes
+// a message for each of them: one step per receive and message it may take, so the search tries every
+// match. MPI 4.1 sec. 3.5 fixes which: of one sender thread's sends it may take (same comm, matching
+// source and tag), the one posted first and not yet received (non-overtaking); and a message goes to the
+// receive posted first among those of the thread that may take it.
 void Semantics::match_any_steps(const State& s, int r, std::vector<Step>& out) const {
   const auto& rs = s.ranks[static_cast<size_t>(r)];
   for (size_t t = 0; t < rs.threads.size(); ++t) {
     const auto& waits = rs.threads[t].waits;
-    const auto any = std::find_if(waits.begin(), waits.end(), [](const Wait& w) { return w.kind == WaitKind::P2pAny; });
-    if (any == waits.end()) continue;
-    for (int sender : world_.comms[any->comm].members) {
-      if (any->dir == 2 && sender != any->peer) continue;  // a receive from one peer queued behind a wildcard
-      const P2pState* mine = find_p2p(rs, any->comm, sender);
-      const uint32_t k = mine != nullptr ? mine->recvs : 0;
-      if (waiting_send(s, r, any->comm, sender, k) == nullptr) continue;
-      Step step;
-      step.kind = StepKind::MatchAny;
-      step.rank = static_cast<uint16_t>(r);
-      step.thread = static_cast<uint16_t>(t);
-      step.comm = any->comm;
-      step.peer = static_cast<uint16_t>(sender);
-      step.slot = k;
-      out.push_back(step);
+    for (size_t i = 0; i < waits.size(); ++i) {
+      const Wait& any = waits[i];
+      if (any.kind != WaitKind::P2pAny) continue;
+      for (int sender : world_.comms[any.comm].members) {
+        if (any.dir == 2 && sender != any.peer) continue;
+        for (const auto& sender_thread : s.ranks[static_cast<size_t>(sender)].threads) {
+          // The first send of this thread the receive may take that is not yet received.
+          const Wait* first = nullptr;
+          uint32_t received = 0;
+          for (const auto& sw : sender_thread.waits) {
+            if (sw.kind != WaitKind::P2pHost || sw.dir != 0 || sw.comm != any.comm || sw.peer != r ||
+                !receive_may_take(any, sender, sw.tag))
+              continue;
+            const P2pState* mine = find_p2p(rs, any.comm, sender, sw.tag);
+            received = mine != nullptr ? mine->recvs : 0;
+            if (sw.slot < received) continue;  // received already
+            first = &sw;
+            break;
+          }
+          // An older send of that tag (another thread's) comes first.
+          if (first == nullptr || first->slot != received) continue;
+          const bool posted_earlier =
+              std::any_of(waits.begin(), waits.begin() + static_cast<std::ptrdiff_t>(i), [&](const Wait& w) {
+                return w.kind == WaitKind::P2pAny && w.comm == any.comm && receive_may_take(w, sender, first->tag);
+              });
+          if (posted_earlier) continue;
+          Step step;
+          step.kind = StepKind::MatchAny;
+          step.rank = static_cast<uint16_t>(r);
+          step.thread = static_cast<uint16_t>(t);
+          step.comm = any.comm;
+          step.peer = static_cast<uint16_t>(sender);
+          step.slot = first->slot;
+          step.tag = first->tag;
+          step.wait = static_cast<uint16_t>(i);
+          out.push_back(step);
+        }
+      }
     }
   }
 }
 
 std::optional<Violation> Semantics::apply_match_any(State& s, const Step& step) const {
-  const Wait* send = waiting_send(s, step.rank, step.comm, step.peer, step.slot);
+  const Wait* send = waiting_send(s, step.rank, step.comm, step.peer, step.tag, step.slot);
   if (send == nullptr) throw std::logic_error("MatchAny step without its send");
   const uint64_t send_count = send->count;
   const uint32_t send_call = send->call;
   auto& rs = s.ranks[step.rank];
   auto& waits = rs.threads[step.thread].waits;
-  const auto any = std::find_if(waits.begin(), waits.end(), [](const Wait& w) { return w.kind == WaitKind::P2pAny; });
-  const Wait w = *any;
-  waits.erase(any);
-  P2pState key{w.comm, step.peer, 0, 0, 0};
-  auto pos = std::lower_bound(rs.p2p.begin(), rs.p2p.end(), key, [](const P2pState& a, const P2pState& b) {
-    return std::tie(a.comm, a.peer) < std::tie(b.comm, b.peer);
-  });
-  if (pos == rs.p2p.end() || pos->comm != key.comm || pos->peer != key.peer) pos = rs.p2p.insert(pos, key);
-  ++pos->recvs;
+  if (step.wait >= waits.size() || waits[step.wait].kind != WaitKind::P2pAny)
+    throw std::logic_error("MatchAny step without its receive");
+  const Wait w = waits[step.wait];
+  waits.erase(waits.begin() + step.wait);
+  ++p2p_record(rs, w.comm, step.peer, step.tag).recvs;
   const Call& rc = world_.calls[w.call];
   const Call& sc = world_.calls[send_call];
   if (send_count == w.count && sc.dtype == rc.dtype) return std::nullopt;

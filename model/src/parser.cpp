@@ -677,7 +677,7 @@ class Parser {
           break;
         case OpForm::PointToPoint:
           comm_name();
-          if (s.op == OpKind::Recv && at_name("any")) {
+          if ((s.op == OpKind::Recv || s.op == OpKind::Probe) && at_name("any")) {
             // MPI_ANY_SOURCE: the checker chooses which sender it matches (LANGUAGE.md extension, mpi profile).
             s.peer_loc = loc_of(peek());
             advance();
@@ -685,7 +685,7 @@ class Parser {
           } else {
             peer_rank();
           }
-          buffer_name(s.buffer);
+          if (s.op != OpKind::Probe) buffer_name(s.buffer);  // a probe receives nothing
           call_args(s, false);
           break;
         case OpForm::Collective:
@@ -765,9 +765,22 @@ class Parser {
         s.args.redop = expect_name("a reduction name");
       } else if (key.text == "call" && collective) {
         s.args.mpi_call = expect_name("the MPI function (Allreduce, Iallreduce, ...)");
+      } else if (key.text == "tag" && op_form(s.op) == OpForm::PointToPoint) {
+        s.args.tag_loc = loc_of(peek());
+        const bool receives = s.op == OpKind::Recv || s.op == OpKind::Probe;
+        if (receives && at_name("any")) {
+          advance();
+          s.args.tag = kAnyTag;  // MPI_ANY_TAG
+        } else {
+          const Token& t = peek();
+          const int64_t tag = integer(receives ? "a tag (a number >= 0, or 'any')" : "a tag (a number >= 0)");
+          if (tag < 0) fail_msg(t, "a tag is a number >= 0 (MPI 4.1 sec. 3.2.3)");
+          s.args.tag = tag;
+        }
       } else {
+        const bool p2p = op_form(s.op) == OpForm::PointToPoint;
         fail_msg(key, "unknown argument '" + key.text + "': expected count=N, root=R, dtype=NAME, op=NAME" +
-                          (collective ? ", call=NAME" : "") + " or on STREAM");
+                          (collective ? ", call=NAME" : "") + (p2p ? ", tag=N" : "") + " or on STREAM");
       }
     }
   }

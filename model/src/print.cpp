@@ -35,6 +35,7 @@ std::string call_args(const World& w, const Call& c) {
   if (c.dtype != 0) out += " dtype=" + w.dtypes[static_cast<size_t>(c.dtype)];
   if (c.redop != 0) out += " op=" + w.redops[static_cast<size_t>(c.redop)];
   if (!c.mpi_call.empty()) out += " call=" + c.mpi_call;
+  if (c.tag != 0) out += " tag=" + (c.tag == kAnyTag ? std::string("any") : std::to_string(c.tag));
   if (c.stream != 0) out += " on " + w.streams[static_cast<size_t>(c.stream)];
   return out;
 }
@@ -206,7 +207,7 @@ std::string print_call(const World& w, const Call& c) {
       return op + " " + comm_word(w, c.comm) + call_args(w, c);
     case OpForm::PointToPoint:
       return op + " " + comm_word(w, c.comm) + " " + (c.any_source ? std::string("any") : std::to_string(c.peer)) +
-             " " + buffer(c.buffer) + call_args(w, c);
+             (c.kind == OpKind::Probe ? std::string() : " " + buffer(c.buffer)) + call_args(w, c);
     case OpForm::SyncStream:
       return "sync " + w.streams[static_cast<size_t>(c.stream)];
     case OpForm::SyncDevice:

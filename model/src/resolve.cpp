@@ -231,8 +231,13 @@ class Resolver {
 
   void check_names(const Stmt& s) const {
     if (s.any_source && sc_.knobs.profile != Profile::Mpi)
-      throw InputError(s.peer_loc,
-                       "'recv COMM any' (MPI_ANY_SOURCE) needs 'set profile = mpi': NCCL has no wildcard receive");
+      throw InputError(s.peer_loc, "'" + std::string(op_name(s.op)) +
+                                       " COMM any' (MPI_ANY_SOURCE) needs 'set profile = mpi': NCCL has no wildcard "
+                                       "receive");
+    if (s.op == OpKind::Probe && stmt_profile(s) != Profile::Mpi)
+      throw InputError(s.loc, "'probe' (MPI_Probe) needs an mpi communicator: NCCL has no probe");
+    if (s.args.tag && sc_.knobs.profile != Profile::Mpi)
+      throw InputError(s.args.tag_loc, "'tag=' needs 'set profile = mpi': NCCL's send and recv have no tags");
     if (!s.comm.empty()) known_comm(s.comm, s.comm_loc);
     if (op_form(s.op) == OpForm::Split && !s.child.empty()) known_comm(s.child, s.child_loc);
     if (!s.args.dtype.empty()) {
@@ -256,6 +261,8 @@ class Resolver {
     // In the mpi profile a group may hold send and recv: posted together, waited for together
     // (MPI_Sendrecv, MPI_Isend/MPI_Irecv ... MPI_Waitall).
     const bool mpi = profile == Profile::Mpi;
+    if (s.op == OpKind::Probe)
+      throw InputError(s.loc, "'probe' cannot stand inside 'group': MPI_Probe blocks, it posts nothing to wait for");
     if (cls == OpClass::DeviceSync || cls == OpClass::LocalAfterSync || cls == OpClass::StreamThenSync ||
         (cls == OpClass::HostPair && !mpi))
       throw InputError(s.loc, "'" + std::string(op_name(s.op)) +
@@ -552,6 +559,7 @@ class Resolver {
     if (s.args.root) c.root = *s.args.root;
     if (s.peer) c.peer = *s.peer;
     c.any_source = s.any_source;
+    if (s.args.tag) c.tag = *s.args.tag;
     if (!s.comm.empty()) c.comm = comm_for_rank(s.comm, s.comm_loc, c, true);
     if (op_form(s.op) == OpForm::Split && !s.child.empty()) {
       c.child = comm_for_rank(s.child, s.child_loc, c, true);

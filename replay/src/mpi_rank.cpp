@@ -104,6 +104,9 @@ class MpiCalls : public RankCalls {
     return r;
   }
   int root_of(const Call& c) const { return c.root >= 0 ? comm_rank(c, c.root) : 0; }
+  // A receive's or probe's source and a message's tag as MPI takes them (`recv COMM any`, `tag=any`).
+  int source_of(const Call& c) const { return c.any_source ? MPI_ANY_SOURCE : comm_rank(c, c.peer); }
+  static int tag_of(const Call& c) { return c.tag == model::kAnyTag ? MPI_ANY_TAG : static_cast<int>(c.tag); }
   int members(const Call& c) const { return static_cast<int>(w_.comms[static_cast<size_t>(c.comm)].members.size()); }
 
   MPI_Datatype dtype(int d) const {
@@ -271,18 +274,21 @@ class MpiCalls : public RankCalls {
       }
       case OpKind::Send: {
         const int n = count_of(c);
-        mpi(rq ? MPI_Issend(ptr(c.buffer), n, dtype(c.dtype), comm_rank(c, c.peer), 0, member_comm(c), rq)
-               : MPI_Ssend(ptr(c.buffer), n, dtype(c.dtype), comm_rank(c, c.peer), 0, member_comm(c)),
+        mpi(rq ? MPI_Issend(ptr(c.buffer), n, dtype(c.dtype), comm_rank(c, c.peer), tag_of(c), member_comm(c), rq)
+               : MPI_Ssend(ptr(c.buffer), n, dtype(c.dtype), comm_rank(c, c.peer), tag_of(c), member_comm(c)),
             what + " MPI_Ssend");
         break;
       }
       case OpKind::Recv: {
         const int n = count_of(c);
-        mpi(rq ? MPI_Irecv(ptr(c.buffer), n, dtype(c.dtype), comm_rank(c, c.peer), 0, member_comm(c), rq)
-               : MPI_Recv(ptr(c.buffer), n, dtype(c.dtype), comm_rank(c, c.peer), 0, member_comm(c), MPI_STATUS_IGNORE),
+        mpi(rq ? MPI_Irecv(ptr(c.buffer), n, dtype(c.dtype), source_of(c), tag_of(c), member_comm(c), rq)
+               : MPI_Recv(ptr(c.buffer), n, dtype(c.dtype), source_of(c), tag_of(c), member_comm(c), MPI_STATUS_IGNORE),
             what + " MPI_Recv");
         break;
       }
+      case OpKind::Probe:
+        mpi(MPI_Probe(source_of(c), tag_of(c), member_comm(c), MPI_STATUS_IGNORE), what + " MPI_Probe");
+        break;
       case OpKind::Barrier:
         mpi(rq ? MPI_Ibarrier(member_comm(c), rq) : MPI_Barrier(member_comm(c)), what + " MPI_Barrier");
         break;

@@ -419,6 +419,8 @@ class NcclCalls : public RankCalls {
         return;  // the host store: the rank runner does it (rank_runner.cpp)
       case OpKind::MpiError:
         throw Failure("the scenario records an erroneous MPI call (usage_error); nothing to replay");
+      case OpKind::Probe:
+        throw Failure("MPI_Probe has no NCCL form (the model refuses it on an nccl communicator)");
     }
   }
 

@@ -181,6 +181,7 @@ std::vector<std::string_view> nccl_functions_for(model::OpKind kind) {
     case OpKind::StoreWait:
     case OpKind::HostBarrier:
     case OpKind::MpiError:  // MPI only: never replayed on NCCL
+    case OpKind::Probe:
       return {};
   }
   return {};

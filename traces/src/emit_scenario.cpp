@@ -432,13 +432,28 @@ class Emitter {
         return n.empty() ? "" : "barrier " + n + (c.mpi_call.empty() ? "" : " call=" + c.mpi_call);
       }
       case CallKind::Send:
-      case CallKind::Recv: {
+      case CallKind::Recv:
+      case CallKind::Probe: {
+        // MPI tags (`tag=`): a receive's MPI_ANY_TAG is `tag=any`; a tag MPI rejects (negative) is left
+        // out, its mpi_error reported before the call.
+        std::string tag;
+        if (trace_.mpi && c.tag && *c.tag > 0) tag = " tag=" + std::to_string(*c.tag);
+        if (trace_.mpi && c.tag && *c.tag == kTraceAnyTag && c.kind != CallKind::Send) tag = " tag=any";
+        if (c.kind == CallKind::Probe) {  // MPI_Probe: receives nothing, no buffer
+          if (!trace_.mpi) return "";
+          if (c.any_source) {
+            std::string n = comm();
+            return n.empty() ? "" : "probe " + n + " any" + tag;
+          }
+          const std::string head = comm_and_peer();
+          return head.empty() ? "" : head + tag;
+        }
         if (c.kind == CallKind::Recv && c.any_source && trace_.mpi) {
           std::string n = comm();
-          return n.empty() ? "" : "recv " + n + " any " + buffer(c.buffer) + args(c, false, false);
+          return n.empty() ? "" : "recv " + n + " any " + buffer(c.buffer) + args(c, false, false) + tag;
         }
         const std::string head = comm_and_peer();
-        return head.empty() ? "" : head + " " + buffer(c.buffer) + args(c, false, false);
+        return head.empty() ? "" : head + " " + buffer(c.buffer) + args(c, false, false) + tag;
       }
       case CallKind::StreamSync:
         return "sync " + (c.stream.empty() || c.stream == "main" ? std::string("main") : sanitize(c.stream, "s_"));

@@ -211,7 +211,10 @@ class MpiAssembler {
     std::map<uint64_t, std::pair<std::string, std::string>> window_of;  // handle -> (comm id, buffer)
     int windows = 0;
     std::set<uint64_t> outstanding;  // requests posted and not completed
-    int unseen_requests = 0;         // waits on requests never seen posted
+    // Persistent requests (MPI_Send_init, MPI_Recv_init, ...): the operation each MPI_Start of it starts;
+    // nullopt for one with MPI_PROC_NULL, whose starts communicate nothing.
+    std::map<uint64_t, std::optional<PendingCall>> persistent;
+    int unseen_requests = 0;  // waits on requests never seen posted
     bool group_open = false;
   };
 
@@ -261,9 +264,14 @@ class MpiAssembler {
       for (size_t k = before; k < out.size(); ++k) out[k].source = i;
     }
     if (st.group_open) {
+      // Operations no wait completed (a request freed while active, MPI 4.1 sec. 3.7.3, or never completed:
+      // an mpi_error at MPI_Finalize says so): the rank waits for them at its end. That end is where it
+      // stopped only when its last call never returned; a process that returned from every call did not hang.
+      const auto& recorded_calls = processes_[p].calls;
+      const bool returned = !recorded_calls.empty() && recorded_calls.back().ret != nullptr;
       PendingCall end;
       end.call.kind = CallKind::GroupEnd;
-      end.call.state = CallState::Started;
+      end.call.state = returned ? CallState::Completed : CallState::Started;
       out.push_back(end);
       rank_notes_[world_rank_[p]].push_back(std::to_string(st.outstanding.size()) +
                                             " nonblocking operation(s) never completed by a wait");
@@ -398,18 +406,30 @@ class MpiAssembler {
       out.push_back(std::move(pc));
       return;
     }
-    const bool send = is_send(name);
-    if (send || name == "MPI_Recv" || name == "MPI_Irecv") {
+    // A persistent request's creation reads like its operation; it is kept for the MPI_Starts of it.
+    const bool persistent_init = name == "MPI_Send_init" || name == "MPI_Ssend_init" || name == "MPI_Bsend_init" ||
+                                 name == "MPI_Rsend_init" || name == "MPI_Recv_init";
+    const std::string operation = persistent_init ? name.substr(0, name.size() - 5) : name;
+    const bool send = is_send(operation);
+    if (send || operation == "MPI_Recv" || name == "MPI_Irecv") {
       c.kind = send ? CallKind::Send : CallKind::Recv;
       c.comm = comm_of(p, st, handle_field(p, in, "comm"), in);
       c.dtype = language_dtype(string_field(p, in, "dtype"));
       const int64_t peer = int_field(p, in, "peer");
-      if (peer == kProcNull) return;  // MPI_PROC_NULL: no communication at all
+      if (peer == kProcNull) {  // MPI_PROC_NULL: no communication at all
+        if (persistent_init && ok) st.persistent[handle_field(p, ret, "req")] = std::nullopt;
+        return;
+      }
+      if (field(in, "tag") != nullptr) c.tag = int_field(p, in, "tag");
       if (peer == kAnySource && !send) {
         c.any_source = true;
         if (ok && name == "MPI_Recv") c.detail += " matched source " + std::to_string(int_field(p, ret, "source"));
       } else {
         pc.peer_comm_rank = peer;
+      }
+      if (persistent_init) {
+        if (ok) st.persistent[handle_field(p, ret, "req")] = std::move(pc);
+        return;
       }
       const bool nonblocking = name == "MPI_Isend" || name == "MPI_Issend" || name == "MPI_Irecv";
       if (nonblocking) {
@@ -429,6 +449,7 @@ class MpiAssembler {
         s.call.kind = CallKind::Send;
         s.call.comm = comm;
         s.call.dtype = language_dtype(string_field(p, in, "dtype"));
+        if (field(in, "tag") != nullptr) s.call.tag = int_field(p, in, "tag");
         s.peer_comm_rank = dest;
         out.push_back(std::move(s));
       }
@@ -437,6 +458,7 @@ class MpiAssembler {
         r.call.kind = CallKind::Recv;
         r.call.comm = comm;
         r.call.dtype = language_dtype(string_field(p, in, "recv_dtype"));
+        if (field(in, "recv_tag") != nullptr) r.call.tag = int_field(p, in, "recv_tag");
         if (source == kAnySource)
           r.call.any_source = true;
         else
@@ -485,7 +507,59 @@ class MpiAssembler {
         if (st.outstanding.count(r)) complete(st, r, out, c.state);
       return;
     }
-    if (name == "MPI_Request_free") return;
+    if (name == "MPI_Probe") {
+      // A blocking probe waits for a message it matches (MPI 4.1 sec. 3.8.1). Between a nonblocking call and
+      // its wait (a `group`, which holds only what is posted together) it is left as a comment.
+      const int64_t peer = int_field(p, in, "peer");
+      if (peer == kProcNull || st.group_open) {
+        if (st.group_open) c.detail += " (between a nonblocking call and its wait: left out)";
+        out.push_back(std::move(pc));
+        return;
+      }
+      c.kind = CallKind::Probe;
+      c.comm = comm_of(p, st, handle_field(p, in, "comm"), in);
+      if (field(in, "tag") != nullptr) c.tag = int_field(p, in, "tag");
+      if (peer == kAnySource)
+        c.any_source = true;
+      else
+        pc.peer_comm_rank = peer;
+      out.push_back(std::move(pc));
+      return;
+    }
+    if (name == "MPI_Start" || name == "MPI_Startall") {
+      // Each started request posts its operation, as MPI_Isend or MPI_Irecv would (MPI 4.1 sec. 3.9), and
+      // is completed by a wait like theirs.
+      std::vector<uint64_t> reqs;
+      if (name == "MPI_Start") {
+        reqs.push_back(handle_field(p, in, "req"));
+      } else {
+        for (const auto& s : list_field(p, in, "reqs"))
+          if (auto v = parse_hex_field(s)) reqs.push_back(*v);
+      }
+      for (uint64_t r : reqs) {
+        auto it = st.persistent.find(r);
+        if (it == st.persistent.end()) {
+          rank_notes_[world_rank_[p]].push_back(c.origin + ": " + name +
+                                                " of a request the trace never saw made (left out)");
+          continue;
+        }
+        if (!it->second) continue;  // MPI_PROC_NULL
+        PendingCall started = *it->second;
+        started.call.state = c.state;
+        started.call.seq = c.seq;
+        started.call.time_ns = c.time_ns;
+        started.call.detail = name + " of " + started.call.detail;
+        started.call.origin = c.origin;
+        open_group(st, out);
+        st.outstanding.insert(r);
+        out.push_back(std::move(started));
+      }
+      return;
+    }
+    if (name == "MPI_Request_free") {
+      if (ok) st.persistent.erase(handle_field(p, in, "req"));
+      return;
+    }
     if (name == "MPI_Comm_split" || name == "MPI_Comm_split_type" || name == "MPI_Comm_dup" ||
         name == "MPI_Comm_create" || name == "MPI_Cart_create") {
       c.kind = CallKind::CommSplit;
@@ -552,7 +626,7 @@ class MpiAssembler {
       out.push_back(std::move(pc));
       return;
     }
-    // Passive-target synchronisation, one-sided transfers, MPI_Finalize, MPI_Probe, MPI_Abort: kept as
+    // Passive-target synchronisation, one-sided transfers, MPI_Finalize, MPI_Abort: kept as
     // comments (the language has no statement for them).
     out.push_back(std::move(pc));
   }

@@ -115,8 +115,11 @@ void MpiUsageRules::observe(size_t p, size_t i, const RecordedCall& rc, const Mp
             name + " with tag " + std::to_string(tag) + " above MPI_TAG_UB " + std::to_string(pr.tag_ub) +
                 " (MPI 4.1 sec. 3.2.3)");
   };
-  if (is_send(name)) check_tag("tag", true);
-  if (name == "MPI_Recv" || name == "MPI_Irecv" || name == "MPI_Probe") check_tag("tag", false);
+  const bool send_init =
+      name == "MPI_Send_init" || name == "MPI_Ssend_init" || name == "MPI_Bsend_init" || name == "MPI_Rsend_init";
+  if (is_send(name) || send_init) check_tag("tag", true);
+  if (name == "MPI_Recv" || name == "MPI_Irecv" || name == "MPI_Recv_init" || name == "MPI_Probe")
+    check_tag("tag", false);
   if (name == "MPI_Sendrecv") {
     check_tag("tag", true);
     check_tag("recv_tag", false);
@@ -149,6 +152,13 @@ void MpiUsageRules::observe(size_t p, size_t i, const RecordedCall& rc, const Mp
       if (r != 0) pr.requests[r] = name;
     }
   }
+  // A persistent request is active from its MPI_Start until a wait or test completes it (MPI 4.1 sec. 3.9).
+  if (ok && name == "MPI_Start") {
+    if (auto v = parse_hex_field(text(in, "req")); v && *v != 0) pr.requests[*v] = name;
+  }
+  if (ok && name == "MPI_Startall")
+    for (const auto& h : list(in, "reqs"))
+      if (auto v = parse_hex_field(h); v && *v != 0) pr.requests[*v] = name;
   auto done = [&](const std::string& handle) {
     if (auto v = parse_hex_field(handle)) pr.requests.erase(*v);
     if (handle.find("...") != std::string::npos) pr.requests_unknown = true;

@@ -4,6 +4,7 @@
 #include "trim_history.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 #include "collmc/model/operations.h"
@@ -160,7 +161,13 @@ void trim_history(Trace& trace, bool completion_seen) {
         if (matched_collective(call.kind) && it != comm_index.end()) {
           item.collective = true;
           item.comm = it->second;
-          item.shape = call.count.value_or(0);
+          // Everything the check compares across the members of a slot (count, dtype, op, root, the MPI
+          // function): a slot whose calls differ is a mismatch even when the library completed it (Open MPI
+          // completes MPI_Scan met by MPI_Exscan), so it is never left out.
+          const std::string agreed = std::to_string(call.count.value_or(0)) + "|" + call.dtype + "|" + call.redop +
+                                     "|" + (call.root ? std::to_string(*call.root) : std::string("-")) + "|" +
+                                     call.mpi_call;
+          item.shape = std::hash<std::string>{}(agreed);
         }
         items.push_back(item);
       }

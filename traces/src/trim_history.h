@@ -12,7 +12,8 @@ namespace collmc::traces {
 // One call of a rank, as the plan sees it.
 // 16 bytes: the Flight Recorder reader plans on one per entry of every dump (32.8 M at 16k ranks).
 struct TrimItem {
-  uint64_t shape = 0;           // what else must agree (the element count; 0: unknown)
+  uint64_t shape = 0;           // what else must agree (the element count, or a hash of every field the check
+                                // compares: count, dtype, op, root, MPI function; 0: unknown)
   uint32_t comm = 0;            // index of its communicator (collectives); ignored otherwise
   uint16_t kind = 0;            // the call's kind: matched calls must agree in it
   bool collective : 1 = false;  // a collective or barrier that every member of `comm` makes

@@ -743,6 +743,44 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
       [&] { return PMPI_Sendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, st); },
       [&](JsonLine& l, int r) { status_out(l, r, *st); });
 }
+// Persistent requests (issue 26): the reader keeps each one's operation and turns every MPI_Start of the
+// request into it (MPI 4.1 sec. 3.9).
+int MPI_Send_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return isend_like("MPI_Send_init", buf, count, type, dest, tag, comm, req,
+                    [&] { return PMPI_Send_init(buf, count, type, dest, tag, comm, req); });
+}
+int MPI_Ssend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return isend_like("MPI_Ssend_init", buf, count, type, dest, tag, comm, req,
+                    [&] { return PMPI_Ssend_init(buf, count, type, dest, tag, comm, req); });
+}
+int MPI_Bsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return isend_like("MPI_Bsend_init", buf, count, type, dest, tag, comm, req,
+                    [&] { return PMPI_Bsend_init(buf, count, type, dest, tag, comm, req); });
+}
+int MPI_Rsend_init(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return isend_like("MPI_Rsend_init", buf, count, type, dest, tag, comm, req,
+                    [&] { return PMPI_Rsend_init(buf, count, type, dest, tag, comm, req); });
+}
+int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* req) {
+  return isend_like("MPI_Recv_init", buf, count, type, source, tag, comm, req,
+                    [&] { return PMPI_Recv_init(buf, count, type, source, tag, comm, req); });
+}
+int MPI_Start(MPI_Request* req) {
+  return recorded(
+      "MPI_Start", [&](JsonLine& l) { handle(l, "req", req != nullptr ? *req : MPI_REQUEST_NULL); },
+      [&] { return PMPI_Start(req); }, no_out);
+}
+int MPI_Startall(int count, MPI_Request reqs[]) {
+  return recorded(
+      "MPI_Startall",
+      [&](JsonLine& l) {
+        ListText list;
+        for (int i = 0; i < count && reqs != nullptr; ++i) list.add_hex(bits(reqs[i]));
+        l.i64("n", count).str("reqs", list.text());
+      },
+      [&] { return PMPI_Startall(count, reqs); }, no_out);
+}
+
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   MPI_Status mine;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &mine : status;

@@ -19,7 +19,8 @@ enum class StepKind : uint8_t {
   IssueGroup,    // a thread issues a group's calls together
   Complete,      // the device completes collective slot `slot` of `comm` on every member
   CompletePair,  // the device completes send/recv pair number `slot` from `rank` to `peer` on `comm`
-  MatchAny,      // `thread` of `rank`, in `recv COMM any`, takes send number `slot` of rank `peer` on `comm`
+  MatchAny,      // `thread` of `rank`, in a wildcard receive (its wait number `wait`), takes send number `slot`
+                 // of tag `tag` of rank `peer` on `comm`
 };
 
 // Whether apply() of a step of this kind can return a violation (an invariant of every NextState,
@@ -40,6 +41,8 @@ struct Step {
   uint16_t comm = 0;            // Complete, CompletePair, MatchAny
   uint16_t peer = 0;            // CompletePair: the receiver; MatchAny: the sender
   uint32_t slot = 0;            // Complete: device slot; CompletePair, MatchAny: pair index
+  uint32_t tag = 0;             // MatchAny: the tag of the send taken
+  uint16_t wait = 0;            // MatchAny: the index of the receive's wait among the thread's waits
   bool operator==(const Step&) const = default;
 };
 

@@ -156,7 +156,7 @@ class Semantics final : public NextState, public IndependenceInfo {
   void match_any_steps(const State& s, int rank, std::vector<Step>& out) const;
   std::optional<Violation> apply_match_any(State& s, const Step& step) const;
   // The P2pHost wait of `sender`'s send number `pair` to `receiver` on `comm`, if it waits in it.
-  const Wait* waiting_send(const State& s, int receiver, int comm, int sender, uint32_t pair) const;
+  const Wait* waiting_send(const State& s, int receiver, int comm, int sender, uint32_t tag, uint32_t pair) const;
   void complete_part(State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const;
   // ncclCommAbort sets the comm's abort flag; a kernel of that comm exits once it runs (reaches the
   // head of its stream). Marks the running parts of comms this rank aborted done and drops the entries

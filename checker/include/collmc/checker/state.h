@@ -12,24 +12,30 @@
 namespace collmc::checker {
 
 enum class WaitKind : uint8_t {
-  HostSlot,     // an HBC on `comm`, host slot `slot`: released when every member arrived
-  Connect,      // the runtime connect of `comm`: released when every member reached it
-  P2pConnect,   // the runtime connect of the pair (this rank, `peer`) on `comm`
-  DevDone,      // barrier: this rank's device op `comm` device slot `slot` has completed
-  P2pHost,      // mpi send (dir 0) / recv (dir 1) number `slot` with `peer`: released when matched
-  Teardown,     // destroy of a connected `comm`: released when every member entered its destroy
-  StoreKey,     // store_wait / host_barrier: released when host store key `slot` counts `count` or more
-  P2pAny,       // mpi `recv COMM any` (MPI_ANY_SOURCE): never holds; a MatchAny step picks a sender and removes it
-  GrowId,       // grow of PARENT `comm` on its first or last rank: released once grow_id on `comm` handed
-                // it id number `slot` (ncclCommGetUniqueId sends the id to those two ranks; NCCL 2.29+)
+  HostSlot,    // an HBC on `comm`, host slot `slot`: released when every member arrived
+  Connect,     // the runtime connect of `comm`: released when every member reached it
+  P2pConnect,  // the runtime connect of the pair (this rank, `peer`) on `comm`
+  DevDone,     // barrier: this rank's device op `comm` device slot `slot` has completed
+  P2pHost,     // mpi send (dir 0) / recv (dir 1) number `slot` with `peer` and `tag`: released when matched
+  Teardown,    // destroy of a connected `comm`: released when every member entered its destroy
+  StoreKey,    // store_wait / host_barrier: released when host store key `slot` counts `count` or more
+  P2pAny,      // mpi receive that a MatchAny step matches (MPI_ANY_SOURCE: dir 1; MPI_ANY_TAG, or one posted
+               // behind a pending receive it may share a message with: dir 2, from `peer`); never holds
+  GrowId,      // grow of PARENT `comm` (every rank of the grow): released once grow_id on `comm` handed
+               // out id number `slot` (NCCL 2.29+; measured on 2.30.7: grow_without_id)
   MpiProgress,  // mpi_progress = weak: a late rank of the rooted collective in host slot `slot` of `comm`:
                 // released once every member that left it early entered MPI again (or ended)
-  AbortDrain,   // abort of `comm` (alone or with the other comms of its group): released once this rank's
-                // GPU is idle (no work of any comm left): the abort's free of device memory synchronizes
-                // the device (measured, NCCL 2.30.7 on one shared H200: docs/HARDWARE.md)
+  AbortDrain,  // abort of `comm` (alone or with the other comms of its group): released once this rank's
+               // GPU is idle (no work of any comm left): the abort's free of device memory synchronizes
+               // the device (measured, NCCL 2.30.7 on one shared H200: docs/HARDWARE.md)
+  P2pProbe,    // mpi `probe COMM PEER|any` (MPI_Probe): released while a message it matches (from `peer`, or
+               // any member with dir 1; of `tag`) is sent and not yet received; it receives nothing
 };
 
 // What a blocked host thread waits for; a thread moves on once all its waits hold.
+// A receive's MPI_ANY_TAG in Wait::tag (MPI tags are >= 0).
+inline constexpr uint32_t kWaitAnyTag = UINT32_MAX;
+
 struct Wait {
   WaitKind kind = WaitKind::HostSlot;
   uint8_t dir = 0;
@@ -37,6 +43,7 @@ struct Wait {
   uint16_t peer = 0;   // P2pConnect, P2pHost: the other world rank
   uint32_t slot = 0;   // HostSlot: host slot; DevDone: device slot; P2pHost: index of the pair
   uint32_t call = 0;   // the call it is blocked in
+  uint32_t tag = 0;    // P2pHost, P2pAny (mpi): the message tag; kWaitAnyTag: MPI_ANY_TAG
   uint64_t count = 0;  // P2pHost: the element count, compared with the peer's when matched;
                        // Teardown: 1 when a member's abort never releases it (kDestroyParentAfterAbortHangs)
   bool operator==(const Wait&) const = default;
@@ -120,6 +127,7 @@ struct WindowState {
 struct P2pState {
   uint16_t comm = 0;
   uint16_t peer = 0;
+  uint32_t tag = 0;    // mpi: one record per message tag (messages of one tag match in order); nccl: 0
   uint32_t sends = 0;  // to peer
   uint32_t recvs = 0;  // from peer
   uint8_t connect_reached = 0;
@@ -139,7 +147,7 @@ struct RankState {
   std::vector<std::vector<StreamEntry>> streams;  // by stream id; front is the head
   std::vector<MemberState> members;               // by the rank's local comm index
   std::vector<WindowState> windows;               // sorted by (comm, buffer, flag)
-  std::vector<P2pState> p2p;                      // sorted by (comm, peer)
+  std::vector<P2pState> p2p;                      // sorted by (comm, peer, tag)
   std::vector<BufferState> buffers;               // by buffer id
   uint32_t next_seq = 0;
   // The first rank of a `process` whose one host thread drives several ranks (model::ProcessInstance)

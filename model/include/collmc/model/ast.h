@@ -26,14 +26,18 @@ struct RankSet {
 enum class StmtKind : uint8_t { Op, Block, Group, AnyOrder, Either, Maybe, Repeat, Thread, When };
 
 // Optional arguments of collectives and point-to-point calls.
+constexpr int64_t kAnyTag = -1;  // `tag=any` of a recv: MPI_ANY_TAG
+
 struct CallArgs {
   std::optional<int64_t> count;
-  std::optional<int> root;  // world rank
-  std::string dtype;        // empty: default (float32)
-  std::string redop;        // empty: default (sum)
-  std::string stream;       // empty: `main`
-  std::string mpi_call;     // call=NAME (mpi profile): the MPI function of a collective; empty: not said
+  std::optional<int> root;     // world rank
+  std::string dtype;           // empty: default (float32)
+  std::string redop;           // empty: default (sum)
+  std::string stream;          // empty: `main`
+  std::string mpi_call;        // call=NAME (mpi profile): the MPI function of a collective; empty: not said
+  std::optional<int64_t> tag;  // tag=N or tag=any (kAnyTag) of send/recv (mpi profile)
   SourceLoc root_loc;
+  SourceLoc tag_loc;
 };
 
 struct Stmt {

@@ -88,6 +88,7 @@ struct Call {
   RegFlag flag = RegFlag::Symmetric;
   int peer = -1;            // send/recv, world rank
   bool any_source = false;  // recv from whichever member sends first (MPI_ANY_SOURCE); `peer` is -1
+  int64_t tag = 0;          // send/recv (mpi): the message tag; kAnyTag for a receive's MPI_ANY_TAG
   int root = -1;            // world rank, -1 when not given
   int64_t count = -1;       // -1: derived from the buffer's size
   int dtype = 0;            // index into World::dtypes

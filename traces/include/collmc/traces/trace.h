@@ -80,6 +80,9 @@ enum class CallState {
   Scheduled,  // issued but not started (Flight Recorder "scheduled": queued behind earlier work)
 };
 
+// Call::tag of a receive with MPI_ANY_TAG (the MPI recorder writes it as -1).
+inline constexpr int64_t kTraceAnyTag = -1;
+
 struct Call {
   CallKind kind = CallKind::Other;
   CallState state = CallState::Completed;
@@ -95,6 +98,7 @@ struct Call {
   std::optional<int> root;     // world rank
   std::optional<int> peer;     // world rank
   bool any_source = false;     // recv: MPI_ANY_SOURCE, matched by whichever sender comes (`recv COMM any BUF`)
+  std::optional<int64_t> tag;  // MPI send/recv: the message tag, kTraceAnyTag for MPI_ANY_TAG (`tag=`)
   std::string stream;          // stream name; empty: the default stream ("main")
   std::string key;             // store_set / store_wait / host_barrier: the host store key
   std::vector<int> members;    // host_barrier: the world ranks it waits for (empty: every rank)
