@@ -12,24 +12,24 @@
 namespace collmc::checker {
 
 enum class WaitKind : uint8_t {
-  HostSlot,    // an HBC on `comm`, host slot `slot`: released when every member arrived
-  Connect,     // the runtime connect of `comm`: released when every member reached it
-  P2pConnect,  // the runtime connect of the pair (this rank, `peer`) on `comm`
-  DevDone,     // barrier: this rank's device op `comm` device slot `slot` has completed
-  P2pHost,     // mpi send (dir 0) / recv (dir 1) number `slot` with `peer` and `tag`: released when matched
-  Teardown,    // destroy of a connected `comm`: released when every member entered its destroy
-  StoreKey,    // store_wait / host_barrier: released when host store key `slot` counts `count` or more
-  P2pAny,      // mpi receive that a MatchAny step matches (MPI_ANY_SOURCE: dir 1; MPI_ANY_TAG, or one posted
-               // behind a pending receive it may share a message with: dir 2, from `peer`); never holds
-  GrowId,      // grow of PARENT `comm` (every rank of the grow): released once grow_id on `comm` handed
-               // out id number `slot` (NCCL 2.29+; measured on 2.30.7: grow_without_id)
+  HostSlot,     // an HBC on `comm`, host slot `slot`: released when every member arrived
+  Connect,      // the runtime connect of `comm`: released when every member reached it
+  P2pConnect,   // the runtime connect of the pair (this rank, `peer`) on `comm`
+  DevDone,      // barrier: this rank's device op `comm` device slot `slot` has completed
+  P2pHost,      // mpi send (dir 0) / recv (dir 1) number `slot` with `peer` and `tag`: released when matched
+  Teardown,     // destroy of a connected `comm`: released when every member entered its destroy
+  StoreKey,     // store_wait / host_barrier: released when host store key `slot` counts `count` or more
+  P2pAny,       // mpi receive that a MatchAny step matches (MPI_ANY_SOURCE: dir 1; MPI_ANY_TAG, or one posted
+                // behind a pending receive it may share a message with: dir 2, from `peer`); never holds
+  GrowId,       // grow of PARENT `comm` (every rank of the grow): released once grow_id on `comm` handed
+                // out id number `slot` (NCCL 2.29+; measured on 2.30.7: grow_without_id)
   MpiProgress,  // mpi_progress = weak: a late rank of the rooted collective in host slot `slot` of `comm`:
                 // released once every member that left it early entered MPI again (or ended)
-  AbortDrain,  // abort of `comm` (alone or with the other comms of its group): released once this rank's
-               // GPU is idle (no work of any comm left): the abort's free of device memory synchronizes
-               // the device (measured, NCCL 2.30.7 on one shared H200: docs/HARDWARE.md)
-  P2pProbe,    // mpi `probe COMM PEER|any` (MPI_Probe): released while a message it matches (from `peer`, or
-               // any member with dir 1; of `tag`) is sent and not yet received; it receives nothing
+  AbortDrain,   // abort of `comm` (alone or with the other comms of its group): released once this rank's
+                // GPU is idle (no work of any comm left): the abort's free of device memory synchronizes
+                // the device (measured, NCCL 2.30.7 on one shared H200: docs/HARDWARE.md)
+  P2pProbe,     // mpi `probe COMM PEER|any` (MPI_Probe): released while a message it matches (from `peer`, or
+                // any member with dir 1; of `tag`) is sent and not yet received; it receives nothing
 };
 
 // What a blocked host thread waits for; a thread moves on once all its waits hold.
