@@ -204,14 +204,11 @@ std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) co
             "also other comms' stuck ones); abort the stuck comms together (one group) to release them";
       break;
     case WaitKind::MpiProgress: {
-      const std::pair<uint16_t, uint32_t> entry(w.comm, w.slot);
       out = "waits in " + std::string(model::op_name(world_.calls[w.call].kind)) + " on " + comm.name +
             " for the ranks that left it early to enter MPI again (mpi_progress = weak: their messages move only "
             "inside an MPI call)";
-      for (int m : comm.members) {
-        const auto& left = s.ranks[static_cast<size_t>(m)].left_early;
-        if (std::binary_search(left.begin(), left.end(), entry)) miss(m);
-      }
+      for (int m : comm.members)
+        if (left_early(s.ranks[static_cast<size_t>(m)], w.comm, w.slot)) miss(m);
       break;
     }
     case WaitKind::GrowId:
@@ -461,13 +458,10 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
             break;
           case WaitKind::MpiProgress: {
             // Each early rank that has not entered MPI since holds it up.
-            const std::pair<uint16_t, uint32_t> entry(w.comm, w.slot);
             d.comm = w.comm;
             d.label = "mpi progress on " + world_.comm_name(w.comm);
-            on_members(d, w.comm, [&](int m) {
-              const auto& left = s.ranks[static_cast<size_t>(m)].left_early;
-              return m != r && std::binary_search(left.begin(), left.end(), entry);
-            });
+            on_members(d, w.comm,
+                       [&](int m) { return m != r && left_early(s.ranks[static_cast<size_t>(m)], w.comm, w.slot); });
             break;
           }
           case WaitKind::GrowId:

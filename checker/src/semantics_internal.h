@@ -31,6 +31,12 @@ inline bool has_any_part(const RankState& rs) {
   return false;
 }
 
+// mpi_progress = weak: the rank left host slot `slot` of `comm` early and has not entered MPI since.
+inline bool left_early(const RankState& rs, int comm, uint32_t slot) {
+  const std::pair<uint16_t, uint32_t> entry(static_cast<uint16_t>(comm), slot);
+  return std::binary_search(rs.left_early.begin(), rs.left_early.end(), entry);
+}
+
 // The rank's point-to-point record with `peer` on `comm` for messages of `tag` (mpi; nccl uses tag 0),
 // made when missing (kept sorted by comm, peer, tag).
 inline P2pState& p2p_record(RankState& rs, int comm, int peer, uint32_t tag = 0) {

@@ -65,6 +65,14 @@ bool Semantics::thread_live(const State& s, int rank, int thread) const {
   return node >= 0 && node != control_.threads[static_cast<size_t>(rank)][static_cast<size_t>(thread)].end;
 }
 
+// A thread stands at its end node while still blocked in its last call: it has ended once that call's
+// waits hold too.
+bool Semantics::thread_ended(const State& s, int rank, int thread) const {
+  const ThreadState& ts = s.ranks[static_cast<size_t>(rank)].threads[static_cast<size_t>(thread)];
+  return ts.node == control_.threads[static_cast<size_t>(rank)][static_cast<size_t>(thread)].end &&
+         waits_hold(s, rank, ts);
+}
+
 bool Semantics::step_reads_device(const Step& step) const {
   for (int c : step_calls(step))
     if (reads_device(world_.calls[static_cast<size_t>(c)], world_.profile_of(world_.calls[static_cast<size_t>(c)])))
@@ -218,15 +226,12 @@ bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
 }
 
 bool Semantics::early_ranks_progressed(const State& s, int comm, uint32_t slot) const {
-  const std::pair<uint16_t, uint32_t> entry(static_cast<uint16_t>(comm), slot);
   for (int m : world_.comms[static_cast<size_t>(comm)].members) {
     const auto& rs = s.ranks[static_cast<size_t>(m)];
-    if (!std::binary_search(rs.left_early.begin(), rs.left_early.end(), entry)) continue;
-    // A rank that ended called MPI_Finalize, which completes its messages. A thread stands at its end
-    // node while still blocked in its last call: it has ended once that call's waits hold too.
+    if (!left_early(rs, comm, slot)) continue;
+    // A rank that ended called MPI_Finalize, which completes its messages.
     for (size_t t = 0; t < rs.threads.size(); ++t)
-      if (rs.threads[t].node != control_.threads[static_cast<size_t>(m)][t].end || !waits_hold(s, m, rs.threads[t]))
-        return false;
+      if (!thread_ended(s, m, static_cast<int>(t))) return false;
   }
   return true;
 }
@@ -612,11 +617,8 @@ bool Semantics::process_devices_idle(const State& s, int rank) const {
 bool Semantics::is_final(const State& s) const {
   for (int r = 0; r < world_.ranks; ++r) {
     const auto& rs = s.ranks[static_cast<size_t>(r)];
-    for (size_t t = 0; t < rs.threads.size(); ++t) {
-      const auto& ts = rs.threads[t];
-      if (ts.node != control_.threads[static_cast<size_t>(r)][t].end) return false;
-      if (!waits_hold(s, r, ts)) return false;
-    }
+    for (size_t t = 0; t < rs.threads.size(); ++t)
+      if (!thread_ended(s, r, static_cast<int>(t))) return false;
     if (!streams_empty(rs)) return false;
   }
   // A host slot left open is a collective that never completes (a nonblocking call in progress),

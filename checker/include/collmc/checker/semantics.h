@@ -130,6 +130,8 @@ class Semantics final : public NextState, public IndependenceInfo {
   bool connect_complete(const State& s, int comm) const;
   // mpi_progress = weak: every member that left host slot `slot` of `comm` early has entered MPI since, or ended.
   bool early_ranks_progressed(const State& s, int comm, uint32_t slot) const;
+  // The thread reached its end and is not blocked in its last call.
+  bool thread_ended(const State& s, int rank, int thread) const;
   bool running_part(const State& s, int rank, PartKind kind, int comm, uint32_t slot, int peer) const;
   std::vector<const StreamEntry*> running_entries(const RankState& rs) const;
   // Calls `visit` on each running entry (the stream heads that may progress: every head, or with
