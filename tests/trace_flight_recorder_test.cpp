@@ -35,7 +35,7 @@ TEST(TraceFlightRecorder, TheFastReadersReadEveryFixtureAsTheTreeReaderDoes) {
   for (const auto& entry : fs::recursive_directory_iterator(source_dir() + "/tests/fixtures/traces")) {
     const std::string path = entry.path().string();
     if (!entry.is_regular_file() ||
-        path.find("flight_recorder") == std::string::npos && path.find("/synthetic/fr_") == std::string::npos)
+        (path.find("flight_recorder") == std::string::npos && path.find("/synthetic/fr_") == std::string::npos))
       continue;
     std::ifstream in(path, std::ios::binary);
     std::stringstream bytes;
