@@ -1800,8 +1800,6 @@ class Builder {
   // Keep what the hang needs (trim_history.h): plans on the entries, before any Call is built.
   void trim() {
     TrimInput in;
-    in.members.resize(trace_.comms.size());
-    in.untrimmable.assign(trace_.comms.size(), false);
     std::vector<RankEntries*> rows;
     std::map<int, uint32_t> row_of;
     for (auto& [rank, re] : entries_) {
@@ -1835,15 +1833,7 @@ class Builder {
       }
       in.ranks.push_back(std::move(items));
     }
-    for (size_t c = 0; c < trace_.comms.size(); ++c)
-      for (const auto& [g, local] : trace_.comms[c].members) {
-        auto row = row_of.find(g);
-        if (row == row_of.end()) {
-          in.untrimmable[c] = true;
-        } else {
-          in.members[c].push_back(row->second);
-        }
-      }
+    fill_trim_members(trace_.comms, row_of, in);
     TrimPlan plan = plan_trim(in);
     for (size_t r = 0; r < rows.size(); ++r) rows[r]->dropped = std::move(plan.dropped[r]);
     std::vector<std::string> labels;

@@ -9,6 +9,7 @@
 
 #include "collmc/model/operations.h"
 #include "collmc/traces/trace.h"
+#include "held_calls.h"
 #include "rank_list.h"
 
 namespace collmc::traces {
@@ -103,6 +104,68 @@ bool matched_collective(CallKind kind) {
   return op && (model::is_collective(*op) || model::op_form(*op) == model::OpForm::Barrier);
 }
 
+// What the plan needs of a trace's communicators: their indices by id and their names for people.
+struct CommFrame {
+  std::map<std::string, uint32_t> index;
+  std::vector<std::string> labels;
+  explicit CommFrame(const Trace& trace) {
+    for (const auto& c : trace.comms) {
+      index.emplace(c.id, static_cast<uint32_t>(labels.size()));
+      labels.push_back(c.label.empty() ? c.id : c.label);
+    }
+  }
+};
+
+// The item for a call, less what only the call knows (completed, in_group). `root`: the root as the
+// reader knows it (a world rank, or a rank of the communicator: the plan compares members of one comm).
+TrimItem item_of(const Call& call, std::optional<int64_t> root, const CommFrame& frame) {
+  TrimItem item;
+  item.kind = static_cast<uint16_t>(call.kind);
+  auto it = frame.index.find(call.comm);
+  if (matched_collective(call.kind) && it != frame.index.end()) {
+    item.collective = true;
+    item.comm = it->second;
+    // Everything the check compares across the members of a slot (count, dtype, op, root, the MPI
+    // function): a slot whose calls differ is a mismatch even when the library completed it (Open MPI
+    // completes MPI_Scan met by MPI_Exscan), so it is never left out.
+    const std::string agreed = std::to_string(call.count.value_or(0)) + "|" + call.dtype + "|" + call.redop + "|" +
+                               (root ? std::to_string(*root) : std::string("-")) + "|" + call.mpi_call;
+    item.shape = std::hash<std::string>{}(agreed);
+  }
+  return item;
+}
+
+// Calls in a group are one launch: never left out. `depth` follows the thread's group nesting.
+void mark_group(TrimItem& item, CallKind kind, int& depth) {
+  if (kind == CallKind::GroupStart) ++depth;
+  item.in_group = depth > 0;
+  if (kind == CallKind::GroupEnd && depth > 0) --depth;
+}
+
+// Per comm, the rows of its members; a comm with a member that has no row (no trace, several threads), or
+// whose members the trace does not all know (a split, an init of unknown size), is left whole.
+void fill_members(const std::vector<Communicator>& comms, const std::map<int, uint32_t>& row_of, TrimInput& in) {
+  in.members.assign(comms.size(), {});
+  in.untrimmable.assign(comms.size(), false);
+  for (size_t ci = 0; ci < comms.size(); ++ci) {
+    const Communicator& c = comms[ci];
+    for (const auto& [g, local] : c.members) {
+      auto row = row_of.find(g);
+      if (row == row_of.end()) {
+        in.untrimmable[ci] = true;
+      } else {
+        in.members[ci].push_back(row->second);
+      }
+    }
+    if (c.size > 0 && static_cast<size_t>(c.size) != c.members.size()) in.untrimmable[ci] = true;
+  }
+}
+
+void record_plan(Trace& trace, const CommFrame& frame, const TrimPlan& plan, size_t rows, bool completion_seen) {
+  for (size_t c = 0; c < trace.comms.size(); ++c) trace.comms[c].dropped_collectives = plan.cut[c];
+  trace.dropped.push_back(trim_summary(frame.labels, plan, rows, completion_seen));
+}
+
 }  // namespace
 
 std::string trim_summary(const std::vector<std::string>& labels, const TrimPlan& plan, size_t nranks,
@@ -128,17 +191,14 @@ std::string trim_summary(const std::vector<std::string>& labels, const TrimPlan&
          std::to_string(most) + " on " + example + "); they cannot take part in the hang. --full-history keeps them";
 }
 
+void fill_trim_members(const std::vector<Communicator>& comms, const std::map<int, uint32_t>& row_of, TrimInput& in) {
+  fill_members(comms, row_of, in);
+}
+
 void trim_history(Trace& trace, bool completion_seen) {
-  std::map<std::string, uint32_t> comm_index;
+  const CommFrame frame(trace);
   TrimInput in;
   in.completion_seen = completion_seen;
-  std::vector<std::string> labels;
-  for (const auto& c : trace.comms) {
-    comm_index.emplace(c.id, static_cast<uint32_t>(labels.size()));
-    labels.push_back(c.label.empty() ? c.id : c.label);
-  }
-  in.members.resize(labels.size());
-  in.untrimmable.assign(labels.size(), false);
   std::map<int, uint32_t> row_of;
   std::vector<RankTrace*> rows;
   for (auto& [r, rt] : trace.ranks) {
@@ -151,42 +211,15 @@ void trim_history(Trace& trace, bool completion_seen) {
     for (const auto& t : rt.threads) {
       int depth = 0;
       for (const auto& call : t.calls) {
-        TrimItem item;
-        item.kind = static_cast<uint16_t>(call.kind);
+        TrimItem item = item_of(call, call.root, frame);
         item.completed = call.state == CallState::Completed;
-        if (call.kind == CallKind::GroupStart) ++depth;
-        item.in_group = depth > 0;
-        if (call.kind == CallKind::GroupEnd && depth > 0) --depth;
-        auto it = comm_index.find(call.comm);
-        if (matched_collective(call.kind) && it != comm_index.end()) {
-          item.collective = true;
-          item.comm = it->second;
-          // Everything the check compares across the members of a slot (count, dtype, op, root, the MPI
-          // function): a slot whose calls differ is a mismatch even when the library completed it (Open MPI
-          // completes MPI_Scan met by MPI_Exscan), so it is never left out.
-          const std::string agreed = std::to_string(call.count.value_or(0)) + "|" + call.dtype + "|" + call.redop +
-                                     "|" + (call.root ? std::to_string(*call.root) : std::string("-")) + "|" +
-                                     call.mpi_call;
-          item.shape = std::hash<std::string>{}(agreed);
-        }
+        mark_group(item, call.kind, depth);
         items.push_back(item);
       }
     }
     in.ranks.push_back(std::move(items));
   }
-  for (const auto& c : trace.comms) {
-    const uint32_t ci = comm_index[c.id];
-    for (const auto& [g, local] : c.members) {
-      auto row = row_of.find(g);
-      if (row == row_of.end()) {
-        in.untrimmable[ci] = true;
-      } else {
-        in.members[ci].push_back(row->second);
-      }
-    }
-    // A comm whose members the trace does not all know (a split, an init of unknown size) is left whole.
-    if (c.size > 0 && static_cast<size_t>(c.size) != c.members.size()) in.untrimmable[ci] = true;
-  }
+  fill_members(trace.comms, row_of, in);
   TrimPlan plan = plan_trim(in);
   if (plan.dropped_calls == 0) return;
   for (size_t row = 0; row < rows.size(); ++row) {
@@ -200,8 +233,50 @@ void trim_history(Trace& trace, bool completion_seen) {
       t.open_spans.clear();
     }
   }
-  for (size_t c = 0; c < trace.comms.size(); ++c) trace.comms[c].dropped_collectives = plan.cut[c];
-  trace.dropped.push_back(trim_summary(labels, plan, rows.size(), completion_seen));
+  record_plan(trace, frame, plan, rows.size(), completion_seen);
+}
+
+std::vector<std::vector<bool>> trim_held(Trace& trace, const std::vector<HeldRank>& held, bool completion_seen) {
+  const CommFrame frame(trace);
+  TrimInput in;
+  in.completion_seen = completion_seen;
+  std::map<int, uint32_t> row_of;
+  std::vector<size_t> held_of_row;
+  // Per shapes table, per shape: its item, made once (shapes are shared by thousands of calls).
+  std::map<const CallShapes*, std::vector<TrimItem>> items_of_shapes;
+  for (size_t h = 0; h < held.size(); ++h) {
+    const HeldRank& hr = held[h];
+    size_t threads = 0;
+    for (const auto& t : hr.threads) threads += t.calls.empty() ? 0 : 1;
+    if (threads > 1) continue;
+    auto& shape_items = items_of_shapes[hr.shapes];
+    for (size_t s = shape_items.size(); s < hr.shapes->size(); ++s) {
+      const CallShape& shape = (*hr.shapes)[static_cast<uint32_t>(s)];
+      shape_items.push_back(item_of(shape.call, shape.root_in_comm, frame));
+    }
+    row_of[hr.rank] = static_cast<uint32_t>(held_of_row.size());
+    held_of_row.push_back(h);
+    std::vector<TrimItem> items;
+    for (const auto& t : hr.threads) {
+      items.reserve(items.size() + t.calls.size());
+      int depth = 0;
+      for (const HeldCall& call : t.calls) {
+        TrimItem item = shape_items[call.shape];
+        item.completed = call.call_state() == CallState::Completed;
+        mark_group(item, (*hr.shapes)[call.shape].call.kind, depth);
+        items.push_back(item);
+      }
+    }
+    in.ranks.push_back(std::move(items));
+  }
+  items_of_shapes.clear();
+  fill_members(trace.comms, row_of, in);
+  TrimPlan plan = plan_trim(in);
+  std::vector<std::vector<bool>> dropped(held.size());
+  if (plan.dropped_calls == 0) return dropped;
+  for (size_t row = 0; row < held_of_row.size(); ++row) dropped[held_of_row[row]] = std::move(plan.dropped[row]);
+  record_plan(trace, frame, plan, held_of_row.size(), completion_seen);
+  return dropped;
 }
 
 }  // namespace collmc::traces

@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
+
+#include "collmc/traces/trace.h"
 
 namespace collmc::traces {
 
@@ -45,6 +48,10 @@ struct TrimPlan {
 // seen to complete (the plan leaves out a completed prefix of each rank's history, never a call after one
 // that may still be running).
 TrimPlan plan_trim(const TrimInput& input);
+
+// Per comm, the rows (`row_of`: world rank -> index into `in.ranks`) of its members, and whether it must be
+// left whole: a member has no row (no trace, several threads), or the trace does not know every member.
+void fill_trim_members(const std::vector<Communicator>& comms, const std::map<int, uint32_t>& row_of, TrimInput& in);
 
 // The summary line for a plan ("left out 812,000 calls of 1,024 ranks: on 136 communicators, ..."), empty
 // when nothing is left out. `labels`: per comm, its name for people.
