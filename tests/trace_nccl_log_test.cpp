@@ -3,6 +3,10 @@
 // reported with file:line:column.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "collmc/traces/import.h"
 #include "collmc/traces/trace.h"
 #include "test_support.h"
@@ -114,6 +118,99 @@ TEST(TraceNcclLog, BadLinesPointAtFileLineAndColumn) {
                "h:12:12 [0] NCCL INFO ncclCommInitRank comm 0xa0 rank 0 nranks 2 cudaDev 0 busId 1 commId "
                "0xfeed - Init COMPLETE\n");
   EXPECT_NE(e.find("are both rank 0"), std::string::npos) << e;
+}
+
+// A log where the same collective lines come again and again (what the reader keeps one shape of), a
+// communicator destroyed and another created at its address, a group, and a rank that stops short.
+std::string repeated_log() {
+  std::string log = kInit0 + kInit1;
+  auto coll = [](int pid, int op_count, const char* comm, const char* op = "AllReduce", int count = 4) {
+    std::ostringstream line;
+    line << "h:" << pid << ":" << pid << " [" << pid - 10 << "] NCCL INFO " << op << ": opCount " << std::hex
+         << op_count << std::dec << " sendbuff 0x1 recvbuff 0x2 count " << count << " datatype 7 op 0 root 0 comm "
+         << comm << " [nranks=2] stream 0x0\n";
+    return line.str();
+  };
+  for (int i = 0; i < 40; ++i) {
+    log += coll(10, i, "0xa0");
+    log += coll(11, i, "0xa1");
+  }
+  // Both destroy the comm; a new one (another commId) lands at the same addresses.
+  log += "h:10:10 [0] NCCL INFO comm 0xa0 rank 0 nranks 2 cudaDev 0 busId 1000 - Destroy COMPLETE\n";
+  log += "h:11:11 [1] NCCL INFO comm 0xa1 rank 1 nranks 2 cudaDev 1 busId 2000 - Destroy COMPLETE\n";
+  log +=
+      "h:10:10 [0] NCCL INFO ncclCommInitRank comm 0xa0 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 commId "
+      "0xbeef - Init COMPLETE\n";
+  log +=
+      "h:11:11 [1] NCCL INFO ncclCommInitRank comm 0xa1 rank 1 nranks 2 cudaDev 1 nvmlDev 1 busId 2000 commId "
+      "0xbeef - Init COMPLETE\n";
+  for (int i = 0; i < 30; ++i) {
+    log += coll(10, i, "0xa0");
+    if (i < 29) log += coll(11, i, "0xa1");  // rank 1 never makes the last one
+    if (i % 10 == 5) {                       // a send and a receive at one opCount: one group
+      log += coll(10, i, "0xa0", "Send", 8);
+      log += coll(11, i, "0xa1", "Recv", 8);
+    }
+  }
+  return log;
+}
+
+// The scenario and every summary line.
+std::string as_text(const Trace& t) {
+  std::string out = emit_scenario(t);
+  for (const auto& line : summarize(t, true)) out += line + "\n";
+  return out;
+}
+
+TEST(TraceNcclLog, TrimmedAsItReadsIsTrimHistoryOfTheWholeLog) {
+  // The reader plans the trim on held calls (held_calls.h) and builds only what it keeps: the same scenario and
+  // summary as trim_history on every call.
+  std::vector<std::pair<std::string, std::string>> logs = {{"repeated.log", repeated_log()}};
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(source_dir() + "/tests/fixtures/traces"))
+    if (entry.path().extension() == ".log") {
+      std::ifstream in(entry.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      logs.emplace_back(entry.path().filename().string(), text.str());
+    }
+  ASSERT_GT(logs.size(), 3u);
+  size_t trimmed = 0;
+  for (const auto& [name, text] : logs) {
+    if (!error_of(text).empty()) continue;  // a fixture that is no NCCL log (program output, ...)
+    Trace whole = read_nccl_log_buffer(name, text);
+    trim_history(whole, false);
+    const Trace held = read_nccl_log_buffer(name, text, false);
+    EXPECT_EQ(as_text(held), as_text(whole)) << name;
+    trimmed += held.dropped.empty() ? 0 : 1;
+  }
+  EXPECT_GE(trimmed, 1u);
+  // The repeated log: the first comm's all-reduces but the last (a log cannot tell a finished call from one
+  // only made: the last every member made is kept) and the second's before the group are left out; both
+  // comms are in the scenario, the second's calls on it (the pointer was reused), and rank 1 is the one short.
+  const Trace held = read_nccl_log_buffer("repeated.log", repeated_log(), false);
+  ASSERT_EQ(held.comms.size(), 2u);
+  EXPECT_EQ(held.comms[0].dropped_collectives, 39u);
+  EXPECT_GT(held.comms[1].dropped_collectives, 0u);
+  const auto& last = held.ranks.at(0).threads.at(0).calls.back();
+  EXPECT_EQ(last.comm, "commid:beef");
+  const std::string log = repeated_log();
+  EXPECT_EQ(last.origin,
+            "repeated.log:" + std::to_string(std::count(log.begin(), log.end(), '\n')) + " opCount 29 tid 10");
+  EXPECT_EQ(verdict_str(emit_scenario(held)), "deadlock");
+}
+
+TEST(TraceNcclLog, ARepeatedLineIsCheckedAsTheFirst) {
+  // The second line is the first but for its opCount: the reader finds its shape and reads only the opCount,
+  // which must be checked as the first line's was (same message, same column).
+  const std::string good =
+      "h:10:10 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x1 count 4 datatype 7 op 0 root 0 comm "
+      "0xa0 [nranks=2] stream 0x0\n";
+  const std::string bad =
+      "h:10:10 [0] NCCL INFO AllReduce: opCount x1 sendbuff 0x1 recvbuff 0x1 count 4 datatype 7 op 0 root 0 comm "
+      "0xa0 [nranks=2] stream 0x0\n";
+  const std::string first = error_of(kInit0 + bad), repeated = error_of(kInit0 + good + bad);
+  EXPECT_NE(first.find("n.log:2:42: expected a number after 'opCount', got 'x1'"), std::string::npos) << first;
+  EXPECT_NE(repeated.find("n.log:3:42: expected a number after 'opCount', got 'x1'"), std::string::npos) << repeated;
 }
 
 }  // namespace

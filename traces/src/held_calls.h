@@ -7,6 +7,7 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/strings/string_view.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -54,17 +55,26 @@ class CallShapes {
  public:
   template <class Make>
   uint32_t intern(std::string_view key, Make&& make) {
-    auto it = index_.find(key);
+    auto it = index_.find(absl::string_view(key.data(), key.size()));
     if (it != index_.end()) return it->second;
     const auto index = static_cast<uint32_t>(shapes_.size());
     shapes_.push_back(make());
     index_.emplace(std::string(key), index);
     return index;
   }
-  // A shape no other call shares (no key).
-  uint32_t add(CallShape shape) {
+  // The shape made for `key`, if any (a reader that learns a shape and validates a call in one pass asks
+  // first, then adds).
+  std::optional<uint32_t> find(std::string_view key) const {
+    // (Debian's absl has a string_view of its own.)
+    auto it = index_.find(absl::string_view(key.data(), key.size()));
+    return it == index_.end() ? std::nullopt : std::optional<uint32_t>(it->second);
+  }
+  // A new shape, found again by `key` (empty: by none, a shape no other call shares).
+  uint32_t add(CallShape shape, std::string_view key = {}) {
     shapes_.push_back(std::move(shape));
-    return static_cast<uint32_t>(shapes_.size() - 1);
+    const auto index = static_cast<uint32_t>(shapes_.size() - 1);
+    if (!key.empty()) index_.insert_or_assign(std::string(key), index);
+    return index;
   }
   const CallShape& operator[](uint32_t i) const { return shapes_[i]; }
   CallShape& operator[](uint32_t i) { return shapes_[i]; }

@@ -5,14 +5,16 @@
 // send/recv, "AllReduce: opCount ... comm 0x... [nranks=N] stream 0x..."). Communicators are matched
 // across processes by commId (splits: parent, splitCount and color), within a process by pointer.
 #include <algorithm>
+#include <charconv>
 #include <deque>
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
+#include <string_view>
 
 #include "collmc/traces/trace.h"
 #include "file_io.h"
+#include "held_calls.h"
 #include "rank_list.h"
 
 namespace collmc::traces {
@@ -22,7 +24,7 @@ constexpr size_t kMaxLine = 8192;  // longer lines are none of the messages read
 constexpr int kMaxRanks = 1 << 16;
 
 struct Token {
-  std::string text;
+  std::string_view text;
   int column = 0;  // 1-based
 };
 
@@ -31,14 +33,16 @@ struct Where {
   int line = 0;
 };
 
-// One collective or init line, before ranks are known.
-struct PendingCall {
-  Call call;
-  std::string comm_ptr;        // the comm pointer in this process (resolved to an id later)
-  std::optional<int> root_cr;  // root / peer as a comm rank
-  std::optional<uint64_t> op_count;
-  Where where;
+// Per call shape (held_calls.h), what the reader needs besides the Call: where its first line was (errors
+// name a line of the file it came from), its thread, the comm pointer in this process.
+struct ShapeSource {
+  const std::string* file = nullptr;
+  std::string tid;
+  std::string comm_ptr;
   int column = 0;
+  bool has_op_count = false;    // a collective: the held call's seq is its opCount, and its origin says so
+  bool literal_origin = false;  // a group delimiter the reader made: its origin as it is
+  bool resolved = false;        // its root or peer is a world rank now (build)
 };
 
 struct CommSeen {
@@ -50,17 +54,21 @@ struct CommSeen {
 struct Process {
   std::string key;  // host:pid, or the file name when lines carry no prefix
   std::string file;
-  // Calls in line order. NCCL logs init from its own threads, so a line's tid is not the program's
-  // thread: the process's lines, in the order it wrote them, are its one program.
-  std::vector<PendingCall> calls;
+  // Calls in line order, held (held_calls.h): a process makes the same few collectives thousands of times.
+  // NCCL logs init from its own threads, so a line's tid is not the program's thread: the process's lines,
+  // in the order it wrote them, are its one program.
+  CallShapes shapes;
+  std::vector<ShapeSource> sources;  // by shape
+  std::vector<HeldCall> calls;
   std::map<std::string, CommSeen> comm_by_ptr;          // the comm a pointer stands for now
   std::map<std::string, size_t> open_init;              // comm ptr -> index of its Init START call
   std::vector<std::pair<std::string, CommSeen>> comms;  // every comm this process joined, in order
+  const std::string* keys_file = nullptr;               // the file the shapes' keys were found in
   int global_rank = -1;
 };
 
-std::vector<Token> tokenize(const std::string& s, size_t from) {
-  std::vector<Token> out;
+void tokenize(std::string_view s, size_t from, std::vector<Token>& out) {
+  out.clear();
   size_t i = from;
   while (i < s.size()) {
     while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r')) ++i;
@@ -68,12 +76,21 @@ std::vector<Token> tokenize(const std::string& s, size_t from) {
     while (i < s.size() && s[i] != ' ' && s[i] != '\t' && s[i] != '\r') ++i;
     if (i > start) out.push_back({s.substr(start, i - start), static_cast<int>(start) + 1});
   }
-  return out;
+}
+
+// The token at `from` and where the next one may start.
+std::string_view next_token(std::string_view s, size_t& from) {
+  while (from < s.size() && (s[from] == ' ' || s[from] == '\t' || s[from] == '\r')) ++from;
+  const size_t start = from;
+  while (from < s.size() && s[from] != ' ' && s[from] != '\t' && s[from] != '\r') ++from;
+  return s.substr(start, from - start);
 }
 
 class LogReader {
  public:
-  void read(const std::string& file, const std::string& text) {
+  explicit LogReader(bool full_history = true) : full_history_(full_history) {}
+
+  void read(const std::string& file, std::string_view text) {
     files_.push_back(file);
     const std::string& name = files_.back();
     size_t pos = 0;
@@ -93,7 +110,7 @@ class LogReader {
   bool absorb(LogReader&& part) {
     for (const auto& p : part.processes_)
       if (index_.count(p.key)) return false;
-    // `Where`s point at the part's file names: keep them where they are (a deque's move keeps its elements).
+    // Shapes point at the part's file names: keep them where they are (a deque's move keeps its elements).
     kept_files_.push_back(std::make_unique<std::deque<std::string>>(std::move(part.files_)));
     for (const auto& f : *kept_files_.back()) files_.push_back(f);
     for (auto& p : part.processes_) {
@@ -122,53 +139,87 @@ class LogReader {
     throw TraceInputError(*w.file, w.line, column, 0, message);
   }
 
-  void read_line(const std::string& file, int line_no, const std::string& line) {
-    static const std::string marker = "NCCL INFO ";
-    size_t at = line.find(marker);
-    if (at == std::string::npos) return;
+  void read_line(const std::string& file, int line_no, std::string_view line) {
+    static constexpr std::string_view marker = "NCCL INFO ";
+    const size_t at = line.find(marker);
+    if (at == std::string_view::npos) return;
     Where w{&file, line_no};
-    std::string key = file, tid = "main";
+    std::string_view key = file, tid = "main";
     // Prefix "host:pid:tid [dev] ".
-    std::string prefix = line.substr(0, at);
-    if (size_t br = prefix.rfind(" ["); br != std::string::npos) {
-      std::string hpt = prefix.substr(0, br);
+    const std::string_view prefix = line.substr(0, at);
+    if (size_t br = prefix.rfind(" ["); br != std::string_view::npos) {
+      const std::string_view hpt = prefix.substr(0, br);
       size_t c2 = hpt.rfind(':');
-      size_t c1 = c2 == std::string::npos || c2 == 0 ? std::string::npos : hpt.rfind(':', c2 - 1);
-      if (c1 != std::string::npos) {
+      size_t c1 = c2 == std::string_view::npos || c2 == 0 ? std::string_view::npos : hpt.rfind(':', c2 - 1);
+      if (c1 != std::string_view::npos) {
         key = hpt.substr(0, c2);
         tid = hpt.substr(c2 + 1);
       }
     }
-    auto tokens = tokenize(line, at + marker.size());
-    if (tokens.empty()) return;
+    const size_t body = at + marker.size();
+    size_t from = body;
+    const std::string_view head = next_token(line, from);
+    if (head.empty()) return;
     Process& p = process(key, file);
-    const std::string& head = tokens[0].text;
+    if (p.keys_file != &file) {  // a shape's origin names its file: keys found in another file do not hold
+      p.shapes.forget_keys();
+      p.keys_file = &file;
+    }
+    // A collective ("AllReduce: opCount 3f sendbuff ..."): the same line as an earlier one but for its opCount
+    // is the same call again (its comm pointer means the same comm: keys are forgotten when that changes).
+    shape_key_.clear();
+    if (head.size() > 1 && head.back() == ':' && !head.starts_with("ncclComm")) {
+      size_t at_count = from;
+      if (next_token(line, at_count) == "opCount") {
+        size_t end_count = at_count;
+        const std::string_view count = next_token(line, end_count);
+        if (!count.empty()) {
+          const size_t count_at = end_count - count.size();
+          shape_key_.append(line.substr(0, count_at)).append(line.substr(end_count));
+          if (auto shape = p.shapes.find(shape_key_)) {
+            const Token t{count, static_cast<int>(count_at) + 1};
+            p.calls.emplace_back(*shape, static_cast<uint64_t>(line_no), CallState::Completed,
+                                 parse_number(t, "opCount", w, 16));
+            return;
+          }
+        }
+      }
+    }
+    tokenize(line, body, tokens_);
+    const auto& tokens = tokens_;
+    const std::string tid_text(tid);
     if (head.starts_with("ncclComm") && has(tokens, "Init")) {
-      read_init(p, tid, tokens, w);
+      read_init(p, tid_text, tokens, w);
     } else if (head == "comm" && (has(tokens, "Destroy") || has(tokens, "Abort")) && has(tokens, "COMPLETE")) {
-      read_destroy(p, tid, tokens, w);
+      read_destroy(p, tid_text, tokens, w);
     } else if (head.size() > 1 && head.back() == ':' && tokens.size() > 1 && tokens[1].text == "opCount") {
-      read_collective(p, tid, tokens, w);
+      read_collective(p, tid_text, tokens, w);
     }
   }
 
-  Process& process(const std::string& key, const std::string& file) {
-    auto it = index_.find(key);
-    if (it != index_.end()) return processes_[it->second];
-    index_[key] = processes_.size();
+  Process& process(std::string_view key, const std::string& file) {
+    if (last_process_ < processes_.size() && processes_[last_process_].key == key) return processes_[last_process_];
+    std::string k(key);
+    auto it = index_.find(k);
+    if (it != index_.end()) {
+      last_process_ = it->second;
+      return processes_[it->second];
+    }
+    last_process_ = processes_.size();
+    index_[k] = processes_.size();
     Process p;
-    p.key = key;
+    p.key = std::move(k);
     p.file = file;
     processes_.push_back(std::move(p));
     return processes_.back();
   }
 
-  static bool has(const std::vector<Token>& t, const char* word) {
+  static bool has(const std::vector<Token>& t, std::string_view word) {
     return std::any_of(t.begin(), t.end(), [&](const Token& k) { return k.text == word; });
   }
 
   // The token after `key`; nullptr when absent.
-  static const Token* after(const std::vector<Token>& t, const char* key) {
+  static const Token* after(const std::vector<Token>& t, std::string_view key) {
     for (size_t i = 0; i + 1 < t.size(); ++i)
       if (t[i].text == key) return &t[i + 1];
     return nullptr;
@@ -181,36 +232,55 @@ class LogReader {
   }
 
   int64_t parse_number(const Token& v, const char* key, const Where& w, int base) const {
-    std::string s = v.text;
-    if (!s.empty() && s.back() == '-') s.pop_back();  // "key 0- Init START"
-    if (base == 16 && (s.starts_with("0x") || s.starts_with("0X"))) s = s.substr(2);
+    std::string_view s = v.text;
+    if (!s.empty() && s.back() == '-') s.remove_suffix(1);  // "key 0- Init START"
+    if (base == 16 && (s.starts_with("0x") || s.starts_with("0X"))) s.remove_prefix(2);
     bool ok = !s.empty() && s.size() <= (base == 16 ? 16u : 18u);
     size_t i = (base == 10 && !s.empty() && s[0] == '-') ? 1 : 0;
     if (i == s.size()) ok = false;
     for (; ok && i < s.size(); ++i)
       ok = base == 16 ? std::isxdigit(static_cast<unsigned char>(s[i])) != 0
                       : std::isdigit(static_cast<unsigned char>(s[i])) != 0;
-    if (!ok) fail(w, v.column, std::string("expected a number after '") + key + "', got '" + v.text + "'");
+    if (!ok) fail(w, v.column, std::string("expected a number after '") + key + "', got '" + std::string(v.text) + "'");
     // Hex values are unsigned 64-bit (opCount is %lx); decimal ones fit in 18 digits.
-    return base == 16 ? static_cast<int64_t>(std::stoull(s, nullptr, 16)) : std::stoll(s, nullptr, 10);
+    if (base == 16) {
+      uint64_t value = 0;
+      std::from_chars(s.data(), s.data() + s.size(), value, 16);
+      return static_cast<int64_t>(value);
+    }
+    int64_t value = 0;
+    std::from_chars(s.data(), s.data() + s.size(), value, 10);
+    return value;
   }
 
   std::string pointer(const std::vector<Token>& t, const char* key, const Where& w) const {
     const Token* v = after(t, key);
     if (!v) fail(w, t.empty() ? 0 : t.back().column, std::string("expected '") + key + " 0x<pointer>'");
     if (v->text == "(nil)") return "0";
-    std::string s = v->text;
-    if (s.starts_with("0x")) s = s.substr(2);
+    std::string_view s = v->text;
+    if (s.starts_with("0x")) s.remove_prefix(2);
     if (s.empty() || s.size() > 16 ||
         !std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }))
-      fail(w, v->column, std::string("expected a pointer after '") + key + "', got '" + v->text + "'");
+      fail(w, v->column, std::string("expected a pointer after '") + key + "', got '" + std::string(v->text) + "'");
     size_t nz = s.find_first_not_of('0');
-    return nz == std::string::npos ? "0" : s.substr(nz);
+    return nz == std::string_view::npos ? "0" : std::string(s.substr(nz));
   }
 
-  void add_call(Process& p, const std::string& tid, PendingCall c) {
-    c.call.origin += " tid " + tid;
-    p.calls.push_back(std::move(c));
+  // A call of a shape of its own (init, split, destroy) or a new collective shape, found again by `key`.
+  size_t add_call(Process& p, CallShape shape, ShapeSource source, CallState state, int line, int64_t seq = 0,
+                  std::string_view key = {}) {
+    const uint32_t s = p.shapes.add(std::move(shape), key);
+    p.sources.push_back(std::move(source));
+    p.calls.emplace_back(s, static_cast<uint64_t>(line), state, seq);
+    return p.calls.size() - 1;
+  }
+
+  static ShapeSource source_of(const std::string& tid, const std::vector<Token>& t, const Where& w) {
+    ShapeSource src;
+    src.file = w.file;
+    src.tid = tid;
+    src.column = t[0].column;
+    return src;
   }
 
   void read_init(Process& p, const std::string& tid, const std::vector<Token>& t, const Where& w) {
@@ -224,7 +294,7 @@ class LogReader {
                " is not a rank of the communicator");
     bool split = after(t, "parent") != nullptr;
     if (complete && p.open_init.count(ptr)) {  // the return of a call seen starting
-      p.calls[p.open_init[ptr]].call.state = CallState::Completed;
+      p.calls[p.open_init[ptr]].state = static_cast<uint32_t>(CallState::Completed) & 3u;
       p.open_init.erase(ptr);
       return;
     }
@@ -232,11 +302,8 @@ class LogReader {
     seen.rank = static_cast<int>(rank);
     seen.nranks = static_cast<int>(nranks);
     seen.split = split;
-    PendingCall c;
-    c.where = w;
-    c.column = t[0].column;
-    c.call.origin = w.file->substr(w.file->rfind('/') + 1) + ":" + std::to_string(w.line);
-    c.call.state = complete ? CallState::Completed : CallState::Started;
+    CallShape shape;
+    ShapeSource src = source_of(tid, t, w);
     if (split) {
       std::string parent = pointer(t, "parent", w);
       int64_t count = number(t, "splitCount", w), color = number(t, "color", w);
@@ -248,41 +315,41 @@ class LogReader {
         parent_id = "unknown:" + p.key + ":" + parent;
       }
       seen.id = "split:" + parent_id + "/" + std::to_string(count) + "/" + std::to_string(color);
-      c.call.kind = CallKind::CommSplit;
-      c.call.comm = parent_id;
-      c.comm_ptr = parent;
-      c.call.child_comm = seen.id;
-      c.call.detail = "color " + std::to_string(color);
+      shape.call.kind = CallKind::CommSplit;
+      shape.call.comm = parent_id;
+      src.comm_ptr = parent;
+      shape.call.child_comm = seen.id;
+      shape.call.detail = "color " + std::to_string(color);
       split_parent_[seen.id] = parent_id;
       split_color_[seen.id] = color;
     } else {
       seen.id = "commid:" + pointer(t, "commId", w);
-      c.call.kind = CallKind::CommInit;
-      c.call.comm = seen.id;
+      shape.call.kind = CallKind::CommInit;
+      shape.call.comm = seen.id;
     }
     p.comm_by_ptr[ptr] = seen;
     p.comms.emplace_back(ptr, seen);
-    if (!complete) p.open_init[ptr] = p.calls.size();
-    add_call(p, tid, std::move(c));
+    p.shapes.forget_keys();  // the pointer may name another comm than in earlier lines
+    const size_t index =
+        add_call(p, std::move(shape), std::move(src), complete ? CallState::Completed : CallState::Started, w.line);
+    if (!complete) p.open_init[ptr] = index;
   }
 
   void read_destroy(Process& p, const std::string& tid, const std::vector<Token>& t, const Where& w) {
     std::string ptr = pointer(t, "comm", w);
     auto it = p.comm_by_ptr.find(ptr);
     if (it == p.comm_by_ptr.end()) return;  // a comm we never saw created: nothing to destroy here
-    PendingCall c;
-    c.where = w;
-    c.column = t[0].column;
-    c.call.kind = has(t, "Abort") ? CallKind::CommAbort : CallKind::CommDestroy;
-    c.call.comm = it->second.id;
-    c.call.origin = w.file->substr(w.file->rfind('/') + 1) + ":" + std::to_string(w.line);
-    add_call(p, tid, std::move(c));
+    CallShape shape;
+    shape.call.kind = has(t, "Abort") ? CallKind::CommAbort : CallKind::CommDestroy;
+    shape.call.comm = it->second.id;
+    add_call(p, std::move(shape), source_of(tid, t, w), CallState::Completed, w.line);
     p.comm_by_ptr.erase(it);
+    p.shapes.forget_keys();
   }
 
   void read_collective(Process& p, const std::string& tid, const std::vector<Token>& t, const Where& w) {
-    std::string op = t[0].text.substr(0, t[0].text.size() - 1);
-    static const std::map<std::string, CallKind> kinds = {
+    std::string op(t[0].text.substr(0, t[0].text.size() - 1));
+    static const std::map<std::string, CallKind, std::less<>> kinds = {
         {"AllReduce", CallKind::AllReduce},
         {"AllGather", CallKind::AllGather},
         {"ReduceScatter", CallKind::ReduceScatter},
@@ -303,52 +370,48 @@ class LogReader {
     static const char* kDtypes[] = {"int8",    "uint8",   "int32",   "uint32",   "int64",      "uint64",
                                     "float16", "float32", "float64", "bfloat16", "float8e4m3", "float8e5m2"};
     static const char* kOps[] = {"sum", "prod", "max", "min", "avg"};
-    PendingCall c;
-    c.where = w;
-    c.column = t[0].column;
-    c.call.kind = kit == kinds.end() ? CallKind::Other : kit->second;
-    c.call.detail = op;
-    c.comm_ptr = pointer(t, "comm", w);
-    c.op_count = static_cast<uint64_t>(number(t, "opCount", w, 16));
-    c.call.seq = static_cast<int64_t>(*c.op_count);
+    CallShape shape;
+    Call& c = shape.call;
+    ShapeSource src = source_of(tid, t, w);
+    src.has_op_count = true;
+    c.kind = kit == kinds.end() ? CallKind::Other : kit->second;
+    c.detail = op;
+    src.comm_ptr = pointer(t, "comm", w);
+    const int64_t op_count = number(t, "opCount", w, 16);
     int64_t count = number(t, "count", w);
     if (count < 0) fail(w, after(t, "count")->column, "expected a non-negative count");
-    c.call.count = static_cast<uint64_t>(count);
+    c.count = static_cast<uint64_t>(count);
     int64_t dtype = number(t, "datatype", w);
-    if (dtype >= 0 && dtype < 12) c.call.dtype = kDtypes[dtype];
-    bool reduction =
-        c.call.kind == CallKind::AllReduce || c.call.kind == CallKind::Reduce || c.call.kind == CallKind::ReduceScatter;
+    if (dtype >= 0 && dtype < 12) c.dtype = kDtypes[dtype];
+    bool reduction = c.kind == CallKind::AllReduce || c.kind == CallKind::Reduce || c.kind == CallKind::ReduceScatter;
     if (after(t, "op")) {
       int64_t redop = number(t, "op", w);
-      if (reduction && redop >= 0 && redop < 5) c.call.redop = kOps[redop];
+      if (reduction && redop >= 0 && redop < 5) c.redop = kOps[redop];
     }
-    bool rooted = c.call.kind == CallKind::Broadcast || c.call.kind == CallKind::Reduce ||
-                  c.call.kind == CallKind::Send || c.call.kind == CallKind::Recv;
+    bool rooted = c.kind == CallKind::Broadcast || c.kind == CallKind::Reduce || c.kind == CallKind::Send ||
+                  c.kind == CallKind::Recv;
     if (rooted) {
       int64_t root = number(t, "root", w);
       if (root < 0 || root >= kMaxRanks) fail(w, after(t, "root")->column, "root/peer is not a rank");
-      c.root_cr = static_cast<int>(root);
+      shape.root_in_comm = root;
     }
     std::string send = pointer(t, "sendbuff", w), recv = pointer(t, "recvbuff", w);
-    c.call.buffer = "b_" + (c.call.kind == CallKind::Recv ? recv : send);
-    if (send != recv && c.call.kind != CallKind::Send && c.call.kind != CallKind::Recv)
-      c.call.recv_buffer = "b_" + recv;
+    c.buffer = "b_" + (c.kind == CallKind::Recv ? recv : send);
+    if (send != recv && c.kind != CallKind::Send && c.kind != CallKind::Recv) c.recv_buffer = "b_" + recv;
     if (after(t, "stream")) {
       std::string s = pointer(t, "stream", w);
-      c.call.stream = s == "0" ? "" : "s_" + s;
+      c.stream = s == "0" ? "" : "s_" + s;
     }
-    c.call.origin = w.file->substr(w.file->rfind('/') + 1) + ":" + std::to_string(w.line) + " opCount " +
-                    std::to_string(*c.op_count);
-    auto it = p.comm_by_ptr.find(c.comm_ptr);
+    auto it = p.comm_by_ptr.find(src.comm_ptr);
     if (it == p.comm_by_ptr.end()) {
       note_once(
           "collectives on a communicator with no init line (was INIT in NCCL_DEBUG_SUBSYS?) are kept as comments");
-      c.call.detail = op + " on comm 0x" + c.comm_ptr + " (no init line)";
-      c.call.kind = CallKind::Other;
+      c.detail = op + " on comm 0x" + src.comm_ptr + " (no init line)";
+      c.kind = CallKind::Other;
     } else {
-      c.call.comm = it->second.id;
+      c.comm = it->second.id;
     }
-    add_call(p, tid, std::move(c));
+    add_call(p, std::move(shape), std::move(src), CallState::Completed, w.line, op_count, shape_key_);
   }
 
   // A process's global rank is its rank in a world-sized communicator created by init (PyTorch's
@@ -454,74 +517,143 @@ class LogReader {
            std::to_string(c.split_color.value_or(0));
   }
 
-  // Resolves comm ranks (root, peer) to global ranks, wraps same-opCount runs in groups.
+  // Each process's program (same-opCount runs wrapped in groups, roots and peers made world ranks), then the
+  // trim on the held calls, then a Call for each call kept.
   void build_ranks() {
     trace_.format = "nccl-log";
     trace_.world_size = std::max(world_, 1);
+    std::vector<HeldRank> held;
+    held.reserve(processes_.size());
     for (auto& p : processes_) {
+      HeldRank hr;
+      hr.rank = p.global_rank;
+      hr.shapes = &p.shapes;
+      hr.threads.push_back(HeldThread{"main", program(p)});
+      held.push_back(std::move(hr));
+    }
+    std::vector<bool> logged(static_cast<size_t>(trace_.world_size), false);
+    for (const auto& p : processes_) logged[static_cast<size_t>(p.global_rank)] = true;
+    std::vector<int> missing;
+    for (int r = 0; r < trace_.world_size; ++r)
+      if (!logged[static_cast<size_t>(r)]) missing.push_back(r);
+    const std::vector<std::vector<bool>> dropped =
+        full_history_ ? std::vector<std::vector<bool>>(held.size()) : trim_held(trace_, held, false);
+    for (size_t h = 0; h < held.size(); ++h) {
+      Process& p = processes_[h];
       RankTrace& rt = trace_.ranks[p.global_rank];
       rt.rank = p.global_rank;
       rt.source = p.file + " (" + p.key + ")";
       ThreadTrace t;
       t.name = "main";
-      const auto& calls = p.calls;
-      for (size_t i = 0; i < calls.size();) {
-        size_t j = i + 1;
-        // NCCL advances a comm's opCount at each launch: consecutive calls on one comm that share
-        // it were issued inside one ncclGroupStart/End.
-        while (j < calls.size() && calls[i].op_count && calls[j].op_count == calls[i].op_count &&
-               calls[j].comm_ptr == calls[i].comm_ptr && calls[j].call.kind != CallKind::Other)
-          ++j;
-        if (j - i > 1) {
-          Call g;
-          g.kind = CallKind::GroupStart;
-          g.origin = "same opCount: one group";
-          t.calls.push_back(g);
-        }
-        for (size_t k = i; k < j; ++k) t.calls.push_back(resolve(calls[k]));
-        if (j - i > 1) {
-          Call g;
-          g.kind = CallKind::GroupEnd;
-          t.calls.push_back(g);
-        }
-        i = j;
-      }
+      const auto& calls = held[h].threads.front().calls;
+      for (size_t i = 0; i < calls.size(); ++i)
+        if (dropped[h].empty() || !dropped[h][i]) t.calls.push_back(make_call(p, calls[i]));
       rt.threads.push_back(std::move(t));
+      held[h].threads.clear();
     }
-    std::vector<int> missing;
-    for (int r = 0; r < trace_.world_size; ++r) {
-      if (trace_.ranks.count(r)) continue;
+    for (int r : missing) {
       trace_.ranks[r].rank = r;
       trace_.ranks[r].present = false;
-      missing.push_back(r);
     }
     if (!missing.empty())
       trace_.notes.push_back((missing.size() == 1 ? "rank " : "ranks ") + rank_list(missing) +
                              (missing.size() == 1 ? " has" : " have") + " no log lines: an empty program here");
   }
 
-  Call resolve(const PendingCall& pc) {
-    Call c = pc.call;
-    if (!pc.root_cr || c.comm.empty()) return c;
+  // A process's calls in order, with a group around each run that NCCL launched at once; its line-order
+  // calls are freed.
+  std::vector<HeldCall> program(Process& p) {
+    std::vector<HeldCall> out;
+    const auto& calls = p.calls;
+    out.reserve(calls.size());
+    std::optional<uint32_t> group_start, group_end;
+    auto op_count = [&](const HeldCall& c) {
+      return p.sources[c.shape].has_op_count ? std::optional<int64_t>(c.seq) : std::nullopt;
+    };
+    for (size_t i = 0; i < calls.size();) {
+      size_t j = i + 1;
+      // NCCL advances a comm's opCount at each launch: consecutive calls on one comm that share
+      // it were issued inside one ncclGroupStart/End.
+      const std::optional<int64_t> first = op_count(calls[i]);
+      while (j < calls.size() && first && op_count(calls[j]) == first &&
+             p.sources[calls[j].shape].comm_ptr == p.sources[calls[i].shape].comm_ptr &&
+             p.shapes[calls[j].shape].call.kind != CallKind::Other)
+        ++j;
+      if (j - i > 1) {
+        if (!group_start) {
+          CallShape g;
+          g.call.kind = CallKind::GroupStart;
+          g.call.origin = "same opCount: one group";
+          group_start = delimiter(p, std::move(g));
+          CallShape e;
+          e.call.kind = CallKind::GroupEnd;
+          group_end = delimiter(p, std::move(e));
+        }
+        out.emplace_back(*group_start, 0, CallState::Completed);
+      }
+      for (size_t k = i; k < j; ++k) {
+        resolve(p, calls[k]);
+        out.push_back(calls[k]);
+      }
+      if (j - i > 1) out.emplace_back(*group_end, 0, CallState::Completed);
+      i = j;
+    }
+    std::vector<HeldCall>().swap(p.calls);
+    return out;
+  }
+
+  static uint32_t delimiter(Process& p, CallShape shape) {
+    const uint32_t s = p.shapes.add(std::move(shape));
+    ShapeSource src;
+    src.literal_origin = true;
+    src.resolved = true;
+    p.sources.push_back(std::move(src));
+    return s;
+  }
+
+  // Makes the root or peer of `call`'s shape a world rank (once per shape): the first call of the shape in
+  // line order is the one an error names.
+  void resolve(Process& p, const HeldCall& call) {
+    ShapeSource& src = p.sources[call.shape];
+    if (src.resolved) return;
+    src.resolved = true;
+    CallShape& shape = p.shapes[call.shape];
+    Call& c = shape.call;
+    if (!shape.root_in_comm || c.comm.empty()) return;
+    const auto root_cr = static_cast<int>(*shape.root_in_comm);
+    shape.root_in_comm.reset();
     const Communicator& comm = trace_.comms[comm_index_.at(c.comm)];
     int global = -1;
     for (const auto& [g, r] : comm.members)
-      if (r == *pc.root_cr) global = g;
+      if (r == root_cr) global = g;
     if (global < 0) {
-      if (*pc.root_cr >= comm.size)
-        fail(pc.where, pc.column,
-             "root/peer " + std::to_string(*pc.root_cr) + " is outside a communicator of " + std::to_string(comm.size) +
+      if (root_cr >= comm.size)
+        fail(Where{src.file, static_cast<int>(call.line)}, src.column,
+             "root/peer " + std::to_string(root_cr) + " is outside a communicator of " + std::to_string(comm.size) +
                  " ranks");
       note_once("a root or peer is a rank with no log lines; that call is kept as a comment");
       c.detail = std::string(call_kind_name(c.kind)) + " with a root/peer that has no log";
       c.kind = CallKind::Other;
-      return c;
+      return;
     }
     if (c.kind == CallKind::Send || c.kind == CallKind::Recv) {
       c.peer = global;
     } else {
       c.root = global;
     }
+  }
+
+  static Call make_call(const Process& p, const HeldCall& held) {
+    const ShapeSource& src = p.sources[held.shape];
+    Call c = p.shapes[held.shape].call;
+    c.state = held.call_state();
+    if (src.literal_origin) return c;
+    c.origin = src.file->substr(src.file->rfind('/') + 1) + ":" + std::to_string(held.line);
+    if (src.has_op_count) {
+      c.seq = held.seq;
+      c.origin += " opCount " + std::to_string(static_cast<uint64_t>(held.seq));
+    }
+    c.origin += " tid " + src.tid;
     return c;
   }
 
@@ -529,38 +661,44 @@ class LogReader {
     if (std::find(trace_.notes.begin(), trace_.notes.end(), note) == trace_.notes.end()) trace_.notes.push_back(note);
   }
 
-  std::deque<std::string> files_;                                     // stable addresses: `Where` points into it
+  bool full_history_ = true;
+  std::deque<std::string> files_;                                     // stable addresses: shapes point into it
   std::vector<std::unique_ptr<std::deque<std::string>>> kept_files_;  // absorbed parts' file names
   std::vector<Process> processes_;
   std::map<std::string, size_t> index_;
+  size_t last_process_ = SIZE_MAX;  // the process of the last line (lines come in runs of one process)
   std::map<std::string, std::string> split_parent_;
   std::map<std::string, int64_t> split_color_;
   std::map<std::string, size_t> comm_index_;
+  std::vector<Token> tokens_;  // the current line's, reused
+  std::string shape_key_;      // the current collective line less its opCount
   Trace trace_;
   int world_ = 0;
 };
 
 }  // namespace
 
-Trace read_nccl_logs(const std::vector<std::string>& files) {
+Trace read_nccl_logs(const std::vector<std::string>& files, bool full_history) {
   if (files.empty()) throw TraceInputError("", 0, 0, 0, "no NCCL log given");
   // One reader per file, on one worker per core; then merged in file order (the first error in file order
   // is the one reported, as when they were read one after another).
   std::vector<LogReader> parts(files.size());
   for_each_file(files.size(), 0, [&](size_t i) { parts[i].read(files[i], read_trace_file(files[i])); });
-  LogReader reader;
+  LogReader reader(full_history);
   for (auto& part : parts) {
     if (reader.absorb(std::move(part))) continue;
     // A process's lines span files: read them all again, in order, into one reader.
-    LogReader whole;
+    parts.clear();
+    LogReader whole(full_history);
     for (const auto& f : files) whole.read(f, read_trace_file(f));
     return whole.finish();
   }
+  parts.clear();
   return reader.finish();
 }
 
-Trace read_nccl_log_buffer(const std::string& name, const std::string& text) {
-  LogReader reader;
+Trace read_nccl_log_buffer(const std::string& name, const std::string& text, bool full_history) {
+  LogReader reader(full_history);
   reader.read(name, text);
   return reader.finish();
 }

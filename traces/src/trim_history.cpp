@@ -253,9 +253,8 @@ std::vector<std::vector<bool>> trim_held(Trace& trace, const std::vector<HeldRan
     for (size_t s = shape_items.size(); s < hr.shapes->size(); ++s) {
       const CallShape& shape = (*hr.shapes)[static_cast<uint32_t>(s)];
       // A root still named by its comm rank, or one the reader already made a world rank.
-      const std::optional<int64_t> root =
-          shape.root_in_comm ? shape.root_in_comm
-                             : (shape.call.root ? std::optional<int64_t>(*shape.call.root) : std::nullopt);
+      std::optional<int64_t> root = shape.root_in_comm;
+      if (!root.has_value() && shape.call.root.has_value()) root.emplace(*shape.call.root);
       shape_items.push_back(item_of(shape.call, root, frame));
     }
     row_of[hr.rank] = static_cast<uint32_t>(held_of_row.size());

@@ -200,7 +200,8 @@ Trace read_recorder_traces(const std::vector<std::string>& files);  // part B: t
 // Flight Recorder dumps are read in parallel (`threads` workers, 0: one per core) and, unless
 // `full_history`, trimmed before the calls are built, so memory follows what is kept.
 Trace read_flight_recorder(const std::vector<std::string>& files, bool full_history = true, unsigned threads = 0);
-Trace read_nccl_logs(const std::vector<std::string>& files);
+// NCCL logs are read in parallel too and, unless `full_history`, trimmed before the calls are built.
+Trace read_nccl_logs(const std::vector<std::string>& files, bool full_history = true);
 
 // In-memory variants (used by the fuzz targets and tests): `name` stands for the file name in errors.
 // `tree_reader_only`: read a dump the slow way (a whole tree, then its fields) even where the fast way
@@ -208,7 +209,7 @@ Trace read_nccl_logs(const std::vector<std::string>& files);
 // check that the two read every dump alike.
 Trace read_flight_recorder_buffer(const std::string& name, const std::string& bytes, bool full_history = true,
                                   bool tree_reader_only = false);
-Trace read_nccl_log_buffer(const std::string& name, const std::string& text);
+Trace read_nccl_log_buffer(const std::string& name, const std::string& text, bool full_history = true);
 
 // The scenario language's statement keyword for a call kind ("all_reduce", "register", ...).
 const char* call_kind_name(CallKind kind);
