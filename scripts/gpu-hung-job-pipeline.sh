@@ -7,6 +7,7 @@
 # report says so, and such a result is a shared-GPU one, never a two-GPU one.
 # Prints each step's exit status and wall time; every file lands in OUT_DIR.
 # Usage: scripts/gpu-hung-job-pipeline.sh COLLMC GEN_HUNG_JOB NCCL_SRC OUT_DIR [WORLD [ENTRIES]]
+#   FORMATS="json nccl-log recorder" (default: all three; also pickle) picks the sources.
 set -uo pipefail
 collmc=$(readlink -f "${1:?collmc binary}")
 gen=$(readlink -f "${2:?collmc_gen_hung_job binary}")
@@ -44,7 +45,7 @@ if ((gpus < 2)); then
   nccl_args=(--nccl "$lib")
 fi
 
-for format in json nccl-log recorder; do
+for format in ${FORMATS:-json nccl-log recorder}; do
   dir="$out/$format"
   mkdir -p "$dir"
   echo "== $format: $world ranks x $entries calls"
