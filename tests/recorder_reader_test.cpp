@@ -92,7 +92,7 @@ TEST(RecorderReader, RefusesAWorldTooLargeToCheck) {
   const std::string text = kHeader +
                            enter(1, "ncclCommInitRank", R"("uid":"0xab","rank":0,"nranks":1000000,"blocking":-1)") +
                            ret(1, "ncclCommInitRank", R"("comm":"0x100")");
-  EXPECT_EQ(error_of(text), "t.jsonl: communicator uid:ab has 1000000 ranks: more than the 4096 a scenario can have");
+  EXPECT_EQ(error_of(text), "t.jsonl: communicator uid:ab has 1000000 ranks: more than the 65536 a scenario can have");
 }
 
 TEST(RecorderReader, ACutLastLineIsAcceptedAndSaidSo) {

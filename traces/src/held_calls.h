@@ -54,7 +54,8 @@ class CallShapes {
  public:
   template <class Make>
   uint32_t intern(std::string_view key, Make&& make) {
-    auto it = index_.find(key);
+    // absl::string_view: Debian's Abseil has its own, and its string hash takes no std::string_view.
+    auto it = index_.find(absl::string_view(key.data(), key.size()));
     if (it != index_.end()) return it->second;
     const auto index = static_cast<uint32_t>(shapes_.size());
     shapes_.push_back(make());

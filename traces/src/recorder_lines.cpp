@@ -1,0 +1,183 @@
+// Flat views of recorder lines (recorder_lines.h): the fast way with simdjson On-Demand, the slow way from
+// parse_line's nlohmann object, and typed access with the reader's errors.
+#include "recorder_lines.h"
+
+#include <simdjson.h>
+
+#include <cstring>
+
+namespace collmc::traces {
+namespace {
+
+namespace od = simdjson::ondemand;
+
+constexpr uint64_t kFormatVersion = 1;  // as parse_line checks it
+
+struct FastFallback {};  // thrown inside the fast way: parse_line reads this line
+
+template <typename T>
+T take(simdjson::simdjson_result<T> r) {
+  T v;
+  if (std::move(r).get(v) != simdjson::SUCCESS) throw FastFallback{};
+  return v;
+}
+
+const FlatValue* find_in(const std::vector<FlatField>& fields, size_t first, std::string_view key) {
+  for (size_t i = first; i < fields.size(); ++i)
+    if (fields[i].key == key) return &fields[i].value;
+  return nullptr;
+}
+
+// parse_line's checks of the event's fields, on the fast view: true where parse_line would accept the
+// line (and read the same values: the view holds what nlohmann would hold).
+bool accepted_as_parse_line(const std::vector<FlatField>& fields, size_t first) {
+  auto str = [&](std::string_view key) -> const FlatValue* {
+    const FlatValue* v = find_in(fields, first, key);
+    return v != nullptr && v->type == FlatValue::Type::String ? v : nullptr;
+  };
+  auto integer = [&](std::string_view key, bool unsigned_only) {
+    const FlatValue* v = find_in(fields, first, key);
+    return v != nullptr && v->type == FlatValue::Type::Integer && (!unsigned_only || v->is_unsigned);
+  };
+  const FlatValue* ev = str("ev");
+  if (ev == nullptr) return false;
+  if (ev->text == "process") {
+    const FlatValue* format = str("format");
+    if (format == nullptr || (format->text != "collmc-recorder" && format->text != "collmc-mpi-recorder")) return false;
+    if (!integer("version", true) || find_in(fields, first, "version")->bits != kFormatVersion) return false;
+    return integer("pid", false) && str("host") != nullptr;
+  }
+  if (ev->text == "enter" || ev->text == "return")
+    return integer("seq", true) && integer("tid", false) && str("call") != nullptr &&
+           (ev->text == "enter" || integer("result", false));
+  return false;
+}
+
+}  // namespace
+
+bool read_line_fast(std::string_view line, size_t capacity, std::vector<FlatField>& out) {
+  // Printable ASCII and no backslash: no escapes, so a string's characters are its bytes in the line (the
+  // views point there), and nothing where simdjson and nlohmann might differ (control characters, UTF-8).
+  for (char c : line)
+    if (c < 0x20 || c > 0x7e || c == '\\') return false;
+  if (capacity < line.size() + simdjson::SIMDJSON_PADDING) return false;
+  thread_local od::parser parser;
+  const size_t first = out.size();
+  try {
+    od::document doc = take(parser.iterate(simdjson::padded_string_view(line.data(), line.size(), capacity)));
+    for (auto f : take(doc.get_object())) {
+      od::field fld = take(std::move(f));
+      const std::string_view unescaped = take(fld.unescaped_key());
+      const std::string_view key(fld.key().raw(), unescaped.size());  // no escapes: the same bytes
+      if (find_in(out, first, key) != nullptr) throw FastFallback{};  // nlohmann decides which is kept
+      od::value val = fld.value();
+      FlatValue v;
+      switch (take(val.type())) {
+        case od::json_type::number: {
+          const std::string_view token = val.raw_json_token();
+          // "-0" is nlohmann's signed 0 and maybe simdjson's double: parse_line decides.
+          if (token.starts_with("-0")) throw FastFallback{};
+          od::number n = take(val.get_number());
+          v.type = FlatValue::Type::Integer;
+          if (n.get_number_type() == od::number_type::signed_integer) {
+            v.bits = static_cast<uint64_t>(n.get_int64());
+            v.is_unsigned = token.front() != '-';
+          } else if (n.get_number_type() == od::number_type::unsigned_integer) {
+            v.bits = n.get_uint64();
+            v.is_unsigned = true;
+          } else {
+            throw FastFallback{};  // a float: nlohmann's number_float
+          }
+          break;
+        }
+        case od::json_type::string: {
+          const std::string_view token = val.raw_json_token();  // the quoted string (and spaces after it)
+          const std::string_view s = take(val.get_string());
+          if (token.size() < s.size() + 2 || token.front() != '"') throw FastFallback{};
+          v.type = FlatValue::Type::String;
+          v.text = token.substr(1, s.size());
+          break;
+        }
+        default:
+          throw FastFallback{};  // objects and arrays (parse_line refuses them), true, false, null
+      }
+      out.push_back(FlatField{key, v});
+    }
+    // Nothing after the object (On-Demand answers OUT_OF_BOUNDS only at the end of the input).
+    if (const char* rest = nullptr; doc.current_location().get(rest) != simdjson::OUT_OF_BOUNDS) throw FastFallback{};
+    if (!accepted_as_parse_line(out, first)) throw FastFallback{};
+    return true;
+  } catch (const FastFallback&) {
+    out.resize(first);
+    return false;
+  }
+}
+
+void FlatLines::add(const std::string& file, int number, std::string_view text, size_t capacity, bool slow_only) {
+  const size_t first = fields_.size();
+  if (!slow_only && read_line_fast(text, capacity, fields_)) {
+    lines_.push_back(Line{number, static_cast<uint32_t>(first), static_cast<uint32_t>(fields_.size() - first)});
+    return;
+  }
+  add_parsed(parse_recorder_line(file, number, std::string(text)));
+}
+
+void FlatLines::add_parsed(RecorderLine&& line) {
+  const nlohmann::ordered_json& j = parsed_.emplace_back(std::move(line.event));
+  const size_t first = fields_.size();
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    FlatValue v;
+    const auto& value = it.value();
+    if (value.is_number_integer()) {
+      v.type = FlatValue::Type::Integer;
+      v.is_unsigned = value.is_number_unsigned();
+      v.bits = v.is_unsigned ? value.get<uint64_t>() : static_cast<uint64_t>(value.get<int64_t>());
+    } else if (value.is_string()) {
+      v.type = FlatValue::Type::String;
+      v.text = value.get_ref<const std::string&>();
+    } else {
+      v.text = other_texts_.emplace_back(value.dump());
+    }
+    fields_.push_back(FlatField{it.key(), v});
+  }
+  lines_.push_back(Line{line.line, static_cast<uint32_t>(first), static_cast<uint32_t>(fields_.size() - first)});
+}
+
+std::optional<uint64_t> parse_hex_view(std::string_view text) {
+  if (text.size() < 3 || text.size() > 18 || text[0] != '0' || text[1] != 'x') return std::nullopt;
+  uint64_t v = 0;
+  for (size_t i = 2; i < text.size(); ++i) {
+    const char c = text[i];
+    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (d < 0) return std::nullopt;
+    v = (v << 4) | static_cast<uint64_t>(d);
+  }
+  return v;
+}
+
+void FlatFields::fail(const std::string& message) const { throw TraceInputError(file_, line_.number, 1, 0, message); }
+
+int64_t FlatFields::integer(const char* key) const {
+  const FlatValue* v = find(key);
+  if (v == nullptr || v->type != FlatValue::Type::Integer) {
+    const FlatValue* call = find("call");
+    fail(std::string("expected \"") + key + "\" (an integer)" +
+         (call != nullptr && call->type == FlatValue::Type::String ? " in this " + std::string(call->text) + " event"
+                                                                   : ""));
+  }
+  return v->integer();
+}
+
+std::string_view FlatFields::string(const char* key) const {
+  const FlatValue* v = find(key);
+  if (v == nullptr || v->type != FlatValue::Type::String) fail(std::string("expected \"") + key + "\" (a string)");
+  return v->text;
+}
+
+uint64_t FlatFields::hex(const char* key) const {
+  auto v = parse_hex_view(string(key));
+  if (!v) fail(std::string("expected \"") + key + "\" to be a lowercase hex string \"0x...\"");
+  return *v;
+}
+
+}  // namespace collmc::traces
