@@ -67,8 +67,9 @@ bool read_line_fast(std::string_view line, size_t capacity, std::vector<FlatFiel
     od::document doc = take(parser.iterate(simdjson::padded_string_view(line.data(), line.size(), capacity)));
     for (auto f : take(doc.get_object())) {
       od::field fld = take(std::move(f));
+      const char* raw_key = fld.key().raw();  // before unescaped_key(), which consumes it
       const std::string_view unescaped = take(fld.unescaped_key());
-      const std::string_view key(fld.key().raw(), unescaped.size());  // no escapes: the same bytes
+      const std::string_view key(raw_key, unescaped.size());  // no escapes: the same bytes
       if (find_in(out, first, key) != nullptr) throw FastFallback{};  // nlohmann decides which is kept
       od::value val = fld.value();
       FlatValue v;
@@ -141,6 +142,29 @@ void FlatLines::add_parsed(RecorderLine&& line) {
     fields_.push_back(FlatField{it.key(), v});
   }
   lines_.push_back(Line{line.line, static_cast<uint32_t>(first), static_cast<uint32_t>(fields_.size() - first)});
+}
+
+FastLineRead compare_fast_line(const std::string& file, int number, const std::string& line) {
+  std::string padded;
+  padded.reserve(line.size() + simdjson::SIMDJSON_PADDING);
+  padded = line;
+  std::vector<FlatField> fast;
+  if (!read_line_fast(padded, padded.capacity(), fast)) return FastLineRead::Fallback;
+  FlatLines slow;
+  try {
+    slow.add_parsed(parse_recorder_line(file, number, line));
+  } catch (const TraceInputError&) {
+    return FastLineRead::Different;  // the fast way took a line parse_line refuses
+  }
+  const FlatLine s = slow[0];
+  if (s.count != fast.size()) return FastLineRead::Different;
+  for (uint32_t i = 0; i < s.count; ++i) {
+    const FlatField &a = fast[i], &b = s.fields[i];
+    if (a.key != b.key || a.value.type != b.value.type || a.value.is_unsigned != b.value.is_unsigned ||
+        a.value.bits != b.value.bits || a.value.text != b.value.text)
+      return FastLineRead::Different;
+  }
+  return FastLineRead::Same;
 }
 
 std::optional<uint64_t> parse_hex_view(std::string_view text) {
