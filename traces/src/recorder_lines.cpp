@@ -5,6 +5,9 @@
 #include <simdjson.h>
 
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace collmc::traces {
 namespace {
@@ -22,7 +25,11 @@ T take(simdjson::simdjson_result<T> r) {
   return v;
 }
 
-const FlatValue* find_in(const std::vector<FlatField>& fields, size_t first, std::string_view key) {
+// `hint`: where the recorder writes the key (its members come in a fixed order), looked at first.
+const FlatValue* find_in(const std::vector<FlatField>& fields, size_t first, std::string_view key,
+                         size_t hint = SIZE_MAX) {
+  if (hint != SIZE_MAX && first + hint < fields.size() && fields[first + hint].key == key)
+    return &fields[first + hint].value;
   for (size_t i = first; i < fields.size(); ++i)
     if (fields[i].key == key) return &fields[i].value;
   return nullptr;
@@ -31,26 +38,46 @@ const FlatValue* find_in(const std::vector<FlatField>& fields, size_t first, std
 // parse_line's checks of the event's fields, on the fast view: true where parse_line would accept the
 // line (and read the same values: the view holds what nlohmann would hold).
 bool accepted_as_parse_line(const std::vector<FlatField>& fields, size_t first) {
-  auto str = [&](std::string_view key) -> const FlatValue* {
-    const FlatValue* v = find_in(fields, first, key);
+  auto str = [&](std::string_view key, size_t hint) -> const FlatValue* {
+    const FlatValue* v = find_in(fields, first, key, hint);
     return v != nullptr && v->type == FlatValue::Type::String ? v : nullptr;
   };
-  auto integer = [&](std::string_view key, bool unsigned_only) {
-    const FlatValue* v = find_in(fields, first, key);
+  auto integer = [&](std::string_view key, size_t hint, bool unsigned_only) {
+    const FlatValue* v = find_in(fields, first, key, hint);
     return v != nullptr && v->type == FlatValue::Type::Integer && (!unsigned_only || v->is_unsigned);
   };
-  const FlatValue* ev = str("ev");
+  const FlatValue* ev = str("ev", 0);
   if (ev == nullptr) return false;
   if (ev->text == "process") {
-    const FlatValue* format = str("format");
+    const FlatValue* format = str("format", 1);
     if (format == nullptr || (format->text != "collmc-recorder" && format->text != "collmc-mpi-recorder")) return false;
-    if (!integer("version", true) || find_in(fields, first, "version")->bits != kFormatVersion) return false;
-    return integer("pid", false) && str("host") != nullptr;
+    if (!integer("version", 2, true) || find_in(fields, first, "version", 2)->bits != kFormatVersion) return false;
+    return integer("pid", 3, false) && str("host", 5) != nullptr;
   }
   if (ev->text == "enter" || ev->text == "return")
-    return integer("seq", true) && integer("tid", false) && str("call") != nullptr &&
-           (ev->text == "enter" || integer("result", false));
+    return integer("seq", 1, true) && integer("tid", 2, false) && str("call", 5) != nullptr &&
+           (ev->text == "enter" || integer("result", 6, false));
   return false;
+}
+
+bool printable_ascii_without_backslash(std::string_view s) {
+  size_t i = 0;
+#if defined(__SSE2__)
+  // 16 bytes at a time (byte by byte, this test was half of the fast way's time): a signed compare below
+  // 0x20 also catches every byte from 0x80 up.
+  const __m128i space = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7f), backslash = _mm_set1_epi8('\\');
+  for (; i + 16 <= s.size(); i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+    const __m128i bad =
+        _mm_or_si128(_mm_cmplt_epi8(v, space), _mm_or_si128(_mm_cmpeq_epi8(v, del), _mm_cmpeq_epi8(v, backslash)));
+    if (_mm_movemask_epi8(bad) != 0) return false;
+  }
+#endif
+  for (; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c < 0x20 || c > 0x7e || c == '\\') return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -58,8 +85,7 @@ bool accepted_as_parse_line(const std::vector<FlatField>& fields, size_t first) 
 bool read_line_fast(std::string_view line, size_t capacity, std::vector<FlatField>& out) {
   // Printable ASCII and no backslash: no escapes, so a string's characters are its bytes in the line (the
   // views point there), and nothing where simdjson and nlohmann might differ (control characters, UTF-8).
-  for (char c : line)
-    if (c < 0x20 || c > 0x7e || c == '\\') return false;
+  if (!printable_ascii_without_backslash(line)) return false;
   if (capacity < line.size() + simdjson::SIMDJSON_PADDING) return false;
   thread_local od::parser parser;
   const size_t first = out.size();
@@ -69,7 +95,7 @@ bool read_line_fast(std::string_view line, size_t capacity, std::vector<FlatFiel
       od::field fld = take(std::move(f));
       const char* raw_key = fld.key().raw();  // before unescaped_key(), which consumes it
       const std::string_view unescaped = take(fld.unescaped_key());
-      const std::string_view key(raw_key, unescaped.size());  // no escapes: the same bytes
+      const std::string_view key(raw_key, unescaped.size());          // no escapes: the same bytes
       if (find_in(out, first, key) != nullptr) throw FastFallback{};  // nlohmann decides which is kept
       od::value val = fld.value();
       FlatValue v;
@@ -121,6 +147,18 @@ void FlatLines::add(const std::string& file, int number, std::string_view text, 
     return;
   }
   add_parsed(parse_recorder_line(file, number, std::string(text)));
+}
+
+void FlatLines::clear() {
+  constexpr size_t kKeptFields = size_t{1} << 20;  // 48 MiB
+  if (fields_.capacity() > kKeptFields) {
+    fields_ = {};
+    lines_ = {};
+  }
+  fields_.clear();
+  lines_.clear();
+  parsed_.clear();
+  other_texts_.clear();
 }
 
 void FlatLines::add_parsed(RecorderLine&& line) {

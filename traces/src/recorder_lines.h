@@ -59,6 +59,9 @@ class FlatLines {
   // Appends a line parse_line already read (its object moved in).
   void add_parsed(RecorderLine&& line);
 
+  // No lines, the memory kept for the next file's (a large file's is let go).
+  void clear();
+
   size_t size() const { return lines_.size(); }
   FlatLine operator[](size_t i) const {
     const Line& l = lines_[i];

@@ -648,7 +648,8 @@ class ProcessPass {
 // The worker's part for one file, `text` its bytes with kReadPadding bytes of spare capacity. Stores the
 // first error it meets, by stage.
 void read_file(const std::string& name, const std::string& text, bool slow_lines_only, FileResult& result) {
-  FlatLines lines;
+  thread_local FlatLines lines;  // its memory reused from file to file
+  lines.clear();
   try {
     // The lines, as parse_recorder_file takes them.
     size_t start = 0;
@@ -1150,18 +1151,21 @@ std::string write_recorder_file(const RecorderFile& file) {
 
 namespace {
 
-// Every file through read_file (on `threads` workers; text_of(i): file i's bytes with kReadPadding bytes of
-// spare capacity, or a TraceInputError), then the Trace, with the error a pass over the files in order
-// would have met first.
-Trace read_recorder_files(const std::vector<std::string>& names, const std::function<std::string(size_t)>& text_of,
-                          bool full_history, unsigned threads, bool slow_lines_only) {
+// Every file through read_file (on `threads` workers; text_of(i, text): file i's bytes into `text` with
+// kReadPadding bytes of spare capacity, or a TraceInputError), then the Trace, with the error a pass over the
+// files in order would have met first.
+Trace read_recorder_files(const std::vector<std::string>& names,
+                          const std::function<void(size_t, std::string&)>& text_of, bool full_history, unsigned threads,
+                          bool slow_lines_only) {
   if (names.empty()) throw TraceInputError("", 0, 0, 0, "no recorder trace file given");
   std::vector<FileResult> files(names.size());
   for_each_file(names.size(), threads, [&](size_t i) {
     try {
-      const std::string text = text_of(i);
+      thread_local std::string text;  // its memory reused from file to file
+      text_of(i, text);
       read_file(names[i], text, slow_lines_only, files[i]);
-    } catch (...) {  // the file could not be read (or memory ran out)
+      if (text.capacity() > (size_t{64} << 20)) text = {};  // a large file's is let go
+    } catch (...) {                                         // the file could not be read (or memory ran out)
       files[i].error = std::current_exception();
       files[i].stage = FileResult::kRead;
     }
@@ -1197,11 +1201,10 @@ Trace read_recorder_buffers(const std::vector<std::pair<std::string, std::string
   for (const auto& f : files) names.push_back(f.first);
   return read_recorder_files(
       names,
-      [&](size_t i) {
-        std::string text;
+      [&](size_t i, std::string& text) {
+        text.clear();
         text.reserve(files[i].second.size() + kReadPadding);
         text = files[i].second;
-        return text;
       },
       full_history, 1, slow_lines_only);
 }
@@ -1211,7 +1214,7 @@ Trace read_recorder_traces(const std::vector<std::string>& files, bool full_hist
   // worker takes the next file. Every file is read before any is parsed was the order once: a file that
   // cannot be read is reported before another's bad line, and still is.
   return read_recorder_files(
-      files, [&](size_t i) { return read_trace_file(files[i]); }, full_history, threads, false);
+      files, [&](size_t i, std::string& text) { read_trace_file(files[i], text); }, full_history, threads, false);
 }
 
 }  // namespace collmc::traces
