@@ -89,14 +89,19 @@ bool read_line_fast(std::string_view line, size_t capacity, std::vector<FlatFiel
   if (capacity < line.size() + simdjson::SIMDJSON_PADDING) return false;
   thread_local od::parser parser;
   const size_t first = out.size();
+  uint64_t seen = 0;  // signatures of the keys read so far
   try {
     od::document doc = take(parser.iterate(simdjson::padded_string_view(line.data(), line.size(), capacity)));
     for (auto f : take(doc.get_object())) {
       od::field fld = take(std::move(f));
       const char* raw_key = fld.key().raw();  // before unescaped_key(), which consumes it
       const std::string_view unescaped = take(fld.unescaped_key());
-      const std::string_view key(raw_key, unescaped.size());          // no escapes: the same bytes
-      if (find_in(out, first, key) != nullptr) throw FastFallback{};  // nlohmann decides which is kept
+      const std::string_view key(raw_key, unescaped.size());  // no escapes: the same bytes
+      // A key twice: nlohmann decides which is kept. The keys so far are compared only when a cheap
+      // signature of this one (its length and last byte) was seen on the line.
+      const uint64_t sig = uint64_t{1} << ((key.size() * 7 + (key.empty() ? 0 : static_cast<size_t>(key.back()))) & 63);
+      if ((seen & sig) != 0 && find_in(out, first, key) != nullptr) throw FastFallback{};
+      seen |= sig;
       od::value val = fld.value();
       FlatValue v;
       switch (take(val.type())) {

@@ -38,7 +38,10 @@ struct FlatLine {
   const FlatField* fields = nullptr;
   uint32_t count = 0;
 
-  const FlatValue* find(std::string_view key) const {
+  // `hint`: where the recorder writes the key (docs/TRACES.md: its members come in a fixed order), looked
+  // at first.
+  const FlatValue* find(std::string_view key, uint32_t hint = UINT32_MAX) const {
+    if (hint < count && fields[hint].key == key) return &fields[hint].value;
     for (uint32_t i = 0; i < count; ++i)
       if (fields[i].key == key) return &fields[i].value;
     return nullptr;
@@ -92,7 +95,7 @@ bool read_line_fast(std::string_view line, size_t capacity, std::vector<FlatFiel
 class FlatFields {
  public:
   FlatFields(const std::string& file, const FlatLine& line) : file_(file), line_(line) {}
-  const FlatValue* find(std::string_view key) const { return line_.find(key); }
+  const FlatValue* find(std::string_view key, uint32_t hint = UINT32_MAX) const { return line_.find(key, hint); }
   int64_t integer(const char* key) const;
   std::string_view string(const char* key) const;
   uint64_t hex(const char* key) const;

@@ -14,6 +14,8 @@
 #include <set>
 #include <string_view>
 
+#include <absl/container/flat_hash_map.h>
+
 #include "file_io.h"
 #include "held_calls.h"
 #include "recorder_lines.h"
@@ -277,7 +279,7 @@ class ProcessPass {
     std::string key;
     for (const RawCall& rc : calls) {
       const FlatLine in = lines_[rc.enter];
-      const int64_t tid = in.find("tid")->integer();
+      const int64_t tid = in.find("tid", 2)->integer();
       auto [o, first] = outer.try_emplace(tid, &rc);
       if (!first) {
         const RawCall* prev = o->second;
@@ -347,15 +349,15 @@ class ProcessPass {
 
   void hold_call(const RawCall& rc, const FlatLine& in, int64_t tid, std::string& key, std::vector<HeldCall>& out) {
     const std::optional<FlatLine> ret = rc.ret == kNone ? std::nullopt : std::optional<FlatLine>(lines_[rc.ret]);
-    const std::string_view name = in.find("call")->text;
+    const std::string_view name = in.find("call", 5)->text;
     if (name.starts_with("nccl")) out_.any_nccl = true;
     const RecordedName how = recorded_name(name);
     if (how.what == Recorded::Ignored) return;
     const CallState state = ret ? CallState::Completed : CallState::Started;
-    const FlatValue* t_wall = in.find("t_wall_ns");
+    const FlatValue* t_wall = in.find("t_wall_ns", 4);
     const uint64_t time =
         t_wall != nullptr && t_wall->type == FlatValue::Type::Integer && t_wall->is_unsigned ? t_wall->bits : 0;
-    const auto seq = static_cast<int64_t>(in.find("seq")->bits);
+    const auto seq = static_cast<int64_t>(in.find("seq", 1)->bits);
     CallShapes& shapes = *out_.shapes;
     GroupStep group = GroupStep::Kept;
     if (how.what == Recorded::GroupStart || how.what == Recorded::GroupEnd) {
@@ -368,7 +370,7 @@ class ProcessPass {
       append_key(key, in);
       key.push_back('\x01');
       if (ret) {
-        key.append(reinterpret_cast<const char*>(&ret->find("result")->bits), sizeof(uint64_t));
+        key.append(reinterpret_cast<const char*>(&ret->find("result", 6)->bits), sizeof(uint64_t));
       } else {
         key.push_back('-');
       }
@@ -453,14 +455,14 @@ class ProcessPass {
     const FlatFields in(file_, in_line);
     const std::optional<FlatFields> out =
         out_line ? std::optional<FlatFields>(std::in_place, file_, *out_line) : std::nullopt;
-    const std::string_view name = in.find("call")->text;
+    const std::string_view name = in.find("call", 5)->text;
     const bool nccl = name.starts_with("nccl");
     CallShape pc;
     Call& c = pc.call;
     c.detail = name;
     int64_t result = 0;
     if (out) {
-      result = out->find("result")->integer();
+      result = out->find("result", 6)->integer();
       if (result != 0 && !(nccl && result == kNcclInProgress))
         c.detail += " returned error " + std::to_string(result);
       else if (result == kNcclInProgress)
@@ -678,7 +680,7 @@ void read_file(const std::string& name, const std::string& text, bool slow_lines
       lines.add(name, number, line, capacity, slow_lines_only);
     }
     if (lines.size() == 0) throw TraceInputError(name, 0, 0, 0, "the file holds no event: expected a recorder trace");
-    if (lines[0].find("ev")->text != "process")
+    if (lines[0].find("ev", 0)->text != "process")
       throw TraceInputError(name, 1, 1, 0, "expected a \"process\" line first (a collmc recorder trace)");
     if (lines[0].find("format")->text == kMpiFormat) {
       // The MPI recorder's reader reads RecorderFiles (its traces are small).
@@ -698,19 +700,19 @@ void read_file(const std::string& name, const std::string& text, bool slow_lines
   };
   std::vector<ProcessLines> processes;
   try {
-    std::map<uint64_t, size_t> open;  // seq -> index in the current process's calls
+    absl::flat_hash_map<uint64_t, uint32_t> open;  // seq -> index in the current process's calls
     for (uint32_t i = 0; i < lines.size(); ++i) {
       const FlatLine l = lines[i];
-      const std::string_view ev = l.find("ev")->text;
+      const std::string_view ev = l.find("ev", 0)->text;
       if (ev == "process") {
         processes.push_back(ProcessLines{i, {}});
         open.clear();
         continue;
       }
       ProcessLines& p = processes.back();  // the first line is a "process" line
-      const uint64_t seq = l.find("seq")->bits;
+      const uint64_t seq = l.find("seq", 1)->bits;
       if (ev == "enter") {
-        if (!open.emplace(seq, p.calls.size()).second)
+        if (!open.emplace(seq, static_cast<uint32_t>(p.calls.size())).second)
           throw TraceInputError(name, l.number, 1, 0, "event seq " + std::to_string(seq) + " entered twice");
         p.calls.push_back(ProcessPass::RawCall{i, ProcessPass::kNone});
       } else {
@@ -718,7 +720,7 @@ void read_file(const std::string& name, const std::string& text, bool slow_lines
         if (it == open.end() || p.calls[it->second].ret != ProcessPass::kNone)
           throw TraceInputError(name, l.number, 1, 0,
                                 "a return of seq " + std::to_string(seq) + " with no open entry before it");
-        if (lines[p.calls[it->second].enter].find("call")->text != l.find("call")->text)
+        if (lines[p.calls[it->second].enter].find("call", 5)->text != l.find("call", 5)->text)
           throw TraceInputError(name, l.number, 1, 0,
                                 "the return of seq " + std::to_string(seq) + " names another call than its entry");
         p.calls[it->second].ret = i;
@@ -1074,7 +1076,7 @@ std::vector<RecordedProcess> split_recorded_processes(const std::vector<Recorder
                                                       std::vector<std::string>& notes) {
   std::vector<RecordedProcess> processes;
   for (const auto& f : files) {
-    std::map<uint64_t, size_t> open;  // seq -> index in the current process's calls
+    absl::flat_hash_map<uint64_t, uint32_t> open;  // seq -> index in the current process's calls
     for (const auto& l : f.lines) {
       const std::string ev = l.event["ev"].get<std::string>();
       if (ev == "process") {
@@ -1087,7 +1089,7 @@ std::vector<RecordedProcess> split_recorded_processes(const std::vector<Recorder
       RecordedProcess& p = processes.back();
       const uint64_t seq = l.event["seq"].get<uint64_t>();
       if (ev == "enter") {
-        if (!open.emplace(seq, p.calls.size()).second)
+        if (!open.emplace(seq, static_cast<uint32_t>(p.calls.size())).second)
           throw TraceInputError(f.name, l.line, 1, 0, "event seq " + std::to_string(seq) + " entered twice");
         p.calls.push_back(RecordedCall{&l, nullptr});
       } else {
