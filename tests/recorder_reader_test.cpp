@@ -361,7 +361,7 @@ TEST(RecorderReader, FastLinesReadEveryFixtureLineAsParseLineDoes) {
     EXPECT_EQ(compare_fast_line("t", 1, head + rest), FastLineRead::Fallback) << head + rest;
   // Lines it reads: integers of every sign and width, spaces between tokens, strings with JSON's own marks.
   for (const std::string rest : {R"(,"a":-9223372036854775808,"b":18446744073709551615,"c":0})",
-                                  R"( , "a" : "[{,:}]" , "b" : 12 } )", R"(,"":""})"})
+                                 R"( , "a" : "[{,:}]" , "b" : 12 } )", R"(,"":""})"})
     EXPECT_EQ(compare_fast_line("t", 1, head + rest), FastLineRead::Same) << head + rest;
   // A line parse_line refuses (a field of the wrong type) is left to it, for its error.
   EXPECT_EQ(compare_fast_line("t", 1, R"({"ev":"enter","seq":-1,"tid":7,"call":"x"})"), FastLineRead::Fallback);
@@ -412,6 +412,32 @@ TEST(RecorderReader, BadLinesGiveTheSameErrorBothWays) {
     EXPECT_TRUE(fast.starts_with("error: t.jsonl:")) << fast;
     EXPECT_EQ(fast, read_as_text({{"t.jsonl", text}}, true, true));
   }
+}
+
+// Files are read in parallel, each through to its calls; the error is still the one a pass over the files in
+// order meets first, stage by stage: every file's lines, then every file's entry/return pairs, then every
+// process's calls.
+TEST(RecorderReader, TheFirstErrorIsThatOfAPassInFileOrder) {
+  const std::string init = enter(1, "ncclCommInitRank", R"("uid":"0x1","rank":0,"nranks":1,"blocking":-1)");
+  const std::string bad_line = kHeader + "{\"ev\":\n";
+  const std::string bad_pair = kHeader + ret(1, "ncclGroupStart");
+  const std::string bad_call = kHeader + enter(1, "ncclCommInitRank", R"("rank":0,"nranks":1)");
+  auto error_of_files = [](const std::vector<std::pair<std::string, std::string>>& files) {
+    try {
+      read_recorder_buffers(files);
+    } catch (const TraceInputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_TRUE(error_of_files({{"a", bad_pair}, {"b", bad_line}}).starts_with("b:2:"))
+      << error_of_files({{"a", bad_pair}, {"b", bad_line}});
+  EXPECT_EQ(error_of_files({{"a", bad_call}, {"b", bad_pair}}),
+            "b:2:1: a return of seq 1 with no open entry before it");
+  EXPECT_EQ(error_of_files({{"a", bad_call}, {"b", bad_call}}), "a:2:1: expected \"uid\" (a string)");
+  EXPECT_EQ(error_of_files({{"a", kHeader + init}, {"b", bad_call}}), "b:2:1: expected \"uid\" (a string)");
+  // A process after exec in the same file: its calls are read after the first process's.
+  EXPECT_EQ(error_of_files({{"a", kHeader + init + bad_call}}), "a:4:1: expected \"uid\" (a string)");
 }
 
 // Four ranks, `steps` all-reduces on the world; rank 3 stops in the last one's predecessor on a split.
