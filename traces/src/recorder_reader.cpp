@@ -299,6 +299,7 @@ class ProcessPass {
     std::stable_partition(out_.threads.begin(), out_.threads.end(),
                           [](const HeldThread& t) { return t.name == "main"; });
     for (auto& t : out_.threads) t.calls.shrink_to_fit();
+    out_.shapes->forget_keys();  // the keys are the pass's: every process's would stay until the Trace is built
   }
 
  private:
