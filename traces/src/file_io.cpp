@@ -1,6 +1,9 @@
 // Reading trace files (file_io.h).
 #include "file_io.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -42,6 +45,13 @@ void read_trace_file(const std::string& path, std::string& bytes, uint64_t max_b
     rest << in.rdbuf();
     bytes += rest.str();
   }
+}
+
+void prefetch_trace_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+  ::close(fd);
 }
 
 void for_each_file(size_t n, unsigned threads, const std::function<void(size_t)>& work) {

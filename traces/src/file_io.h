@@ -20,6 +20,11 @@ std::string read_trace_file(const std::string& path, uint64_t max_bytes = 1ull <
 // in fresh pages for every file.
 void read_trace_file(const std::string& path, std::string& bytes, uint64_t max_bytes = 1ull << 30);
 
+// Asks the kernel to start reading `path` into the page cache in the background (posix_fadvise WILLNEED), so
+// that a reader parsing one file while the next ones are read from disk is not waiting for the disk as much.
+// Does nothing where that cannot be done; errors are left to read_trace_file.
+void prefetch_trace_file(const std::string& path);
+
 // Runs work(0) .. work(n - 1) on `threads` workers (0: one per core; never more than n), each index once, in
 // no set order; then rethrows the exception of the lowest index that threw, the error a pass over the files
 // in order would have met first. The importers read and parse one file per call, so files are read in
