@@ -97,6 +97,17 @@ TEST(RecorderReader, RefusesAWorldTooLargeToCheck) {
   EXPECT_EQ(error_of(text), "t.jsonl: communicator uid:ab has 1000000 ranks: more than the 65536 a scenario can have");
 }
 
+// Up to 65,536 ranks, as the scenario language and the other readers allow (the reader stopped at 4,096).
+TEST(RecorderReader, TakesAWorldOfMoreThan4096Ranks) {
+  const std::string text = kHeader +
+                           enter(1, "ncclCommInitRank", R"("uid":"0xab","rank":0,"nranks":65536,"blocking":-1)") +
+                           ret(1, "ncclCommInitRank", R"("comm":"0x100")");
+  Trace t = read_recorder_buffers({{"t.jsonl", text}});
+  EXPECT_EQ(t.world_size, 65536);
+  ASSERT_EQ(t.comms.size(), 1u);
+  EXPECT_EQ(t.comms[0].size, 65536);
+}
+
 TEST(RecorderReader, ACutLastLineIsAcceptedAndSaidSo) {
   const std::string text =
       kHeader + enter(1, "ncclCommInitRank", R"("uid":"0xab","rank":0,"nranks":2,"blocking":-1)") +
