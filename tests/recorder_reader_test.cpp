@@ -5,8 +5,10 @@
 #if __has_include("collmc/traces/recorder_reader.h")
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -92,7 +94,18 @@ TEST(RecorderReader, RefusesAWorldTooLargeToCheck) {
   const std::string text = kHeader +
                            enter(1, "ncclCommInitRank", R"("uid":"0xab","rank":0,"nranks":1000000,"blocking":-1)") +
                            ret(1, "ncclCommInitRank", R"("comm":"0x100")");
-  EXPECT_EQ(error_of(text), "t.jsonl: communicator uid:ab has 1000000 ranks: more than the 4096 a scenario can have");
+  EXPECT_EQ(error_of(text), "t.jsonl: communicator uid:ab has 1000000 ranks: more than the 65536 a scenario can have");
+}
+
+// Up to 65,536 ranks, as the scenario language and the other readers allow (the reader stopped at 4,096).
+TEST(RecorderReader, TakesAWorldOfMoreThan4096Ranks) {
+  const std::string text = kHeader +
+                           enter(1, "ncclCommInitRank", R"("uid":"0xab","rank":0,"nranks":65536,"blocking":-1)") +
+                           ret(1, "ncclCommInitRank", R"("comm":"0x100")");
+  Trace t = read_recorder_buffers({{"t.jsonl", text}});
+  EXPECT_EQ(t.world_size, 65536);
+  ASSERT_EQ(t.comms.size(), 1u);
+  EXPECT_EQ(t.comms[0].size, 65536);
 }
 
 TEST(RecorderReader, ACutLastLineIsAcceptedAndSaidSo) {
@@ -299,6 +312,198 @@ TEST(RecordedRun, HungOnlyWhenEveryRunningProcessSitsInACallOfAStartedWorld) {
       collmc::traces::judge_recorded_run({file("a", header(11, 1) + returned)}, [](const std::string&, int64_t) {
         return false;
       }).hung);
+}
+
+// --- The fast way (simdjson On-Demand, flat views) against the nlohmann way -----------------------------
+
+std::string read_file_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Every recorder trace kept in the tree: the fixtures' .jsonl files, by directory.
+std::vector<std::vector<std::pair<std::string, std::string>>> fixture_traces() {
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> by_dir;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(collmc::testing::source_dir()) / "tests/fixtures"))
+    if (e.is_regular_file() && e.path().extension() == ".jsonl")
+      by_dir[e.path().parent_path().string()].emplace_back(e.path().string(), read_file_text(e.path()));
+  std::vector<std::vector<std::pair<std::string, std::string>>> out;
+  for (auto& [dir, files] : by_dir) {
+    std::sort(files.begin(), files.end());
+    out.push_back(std::move(files));
+  }
+  return out;
+}
+
+// The scenario and every summary line, or the error: what must not depend on the way lines are read.
+std::string read_as_text(const std::vector<std::pair<std::string, std::string>>& files, bool full_history,
+                         bool slow_lines_only) {
+  try {
+    Trace t = read_recorder_buffers(files, full_history, slow_lines_only);
+    std::string out = emit_scenario(t);
+    for (const auto& line : collmc::traces::summarize(t, true)) out += line + "\n";
+    return out;
+  } catch (const TraceInputError& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+TEST(RecorderReader, FastLinesReadEveryFixtureLineAsParseLineDoes) {
+  using collmc::traces::compare_fast_line;
+  using collmc::traces::FastLineRead;
+  size_t lines = 0;
+  for (const auto& files : fixture_traces())
+    for (const auto& [name, text] : files) {
+      std::istringstream in(text);
+      std::string line;
+      for (int n = 1; std::getline(in, line); ++n, ++lines)
+        // The recorder's own lines are the fast way's: none left to nlohmann, none read otherwise.
+        EXPECT_EQ(compare_fast_line(name, n, line), FastLineRead::Same) << name << ":" << n << ": " << line;
+    }
+  EXPECT_GT(lines, 100u);
+  // Lines the fast way leaves to parse_line: anything where simdjson and nlohmann might part.
+  const std::string head = R"({"ev":"enter","seq":1,"tid":7,"call":"x")";
+  for (const std::string rest :
+       {R"(,"a":-0})", R"(,"a":1.5})", R"(,"a":1e3})", R"(,"a":"x\"y"})", R"(,"a":"\u0041"})", R"(,"a":true})",
+        R"(,"a":null})", R"(,"a":[1]})", R"(,"a":{}})", R"(,"tid":8})", R"(,"a":18446744073709551616})", "}x", "} {}",
+        ",\"a\":\"\xc3\xa9\"}", ",\"a\":\"\t\"}", "", "}\r"})
+    EXPECT_EQ(compare_fast_line("t", 1, head + rest), FastLineRead::Fallback) << head + rest;
+  // Lines it reads: integers of every sign and width, spaces between tokens, strings with JSON's own marks.
+  for (const std::string rest : {R"(,"a":-9223372036854775808,"b":18446744073709551615,"c":0})",
+                                 R"( , "a" : "[{,:}]" , "b" : 12 } )", R"(,"":""})"})
+    EXPECT_EQ(compare_fast_line("t", 1, head + rest), FastLineRead::Same) << head + rest;
+  // A line parse_line refuses (a field of the wrong type) is left to it, for its error.
+  EXPECT_EQ(compare_fast_line("t", 1, R"({"ev":"enter","seq":-1,"tid":7,"call":"x"})"), FastLineRead::Fallback);
+  EXPECT_EQ(compare_fast_line("t", 1, R"({"ev":"process","format":"collmc-recorder","version":2,"pid":1,"host":"h"})"),
+            FastLineRead::Fallback);
+}
+
+TEST(RecorderReader, FastAndSlowLinesGiveTheSameTraceOrError) {
+  auto all = fixture_traces();
+  // The fuzz corpus too: split as fuzz_recorder splits its input, at the first blank line.
+  for (const auto& e : fs::directory_iterator(fs::path(collmc::testing::source_dir()) / "fuzz/corpus/recorder")) {
+    const std::string text = read_file_text(e.path());
+    const size_t cut = text.find("\n\n");
+    if (cut == std::string::npos)
+      all.push_back({{"p0.jsonl", text}});
+    else
+      all.push_back({{"p0.jsonl", text.substr(0, cut + 1)}, {"p1.jsonl", text.substr(cut + 2)}});
+  }
+  ASSERT_GT(all.size(), 100u);
+  size_t traces = 0;
+  for (const auto& files : all)
+    for (bool full : {true, false}) {
+      const std::string fast = read_as_text(files, full, false);
+      EXPECT_EQ(fast, read_as_text(files, full, true)) << files.front().first;
+      traces += fast.starts_with("error: ") ? 0 : 1;
+    }
+  EXPECT_GT(traces, 10u);
+}
+
+TEST(RecorderReader, BadLinesGiveTheSameErrorBothWays) {
+  const std::string init = enter(1, "ncclCommInitRank", R"("uid":"0x1","rank":0,"nranks":1,"blocking":-1)");
+  const std::string ar =
+      R"("comm":"0x100","sendbuff":"0x0","recvbuff":"0x0","count":1,"dtype":"float32","op":"sum","stream":"0x0")";
+  for (const std::string& text :
+       {kHeader + R"({"ev":"enter","seq":1,"call":"x"})" + "\n",
+        kHeader + R"({"ev":"enter","seq":-0,"tid":1,"call":"x"})" + "\n",
+        kHeader + R"({"ev":"enter","seq":1.0,"tid":1,"call":"x"})" + "\n",
+        kHeader + R"({"ev":"enter","seq":1,"seq":2,"tid":1,"call":"x"})" + "\n",
+        kHeader + R"({"ev":"enter","seq":1,"tid":1,"call":{"a":1}})" + "\n",
+        kHeader + R"({"ev":"enter","seq":1,"tid":1,"call":"x\u0000"})" + "\n",
+        kHeader + "{\"ev\":\"enter\",\"seq\":1,\n", kHeader + init + ret(1, "ncclCommInitRank", R"("comm":"0xZZ")"),
+        kHeader + init + ret(1, "ncclCommInitRank", R"("comm":"0x100")") +
+            enter(2, "ncclAllReduce", R"("comm":"0x100")"),
+        kHeader + init + ret(1, "ncclCommInitRank", R"("comm":"0x100")") + enter(2, "ncclAllReduce", ar) +
+            ret(2, "ncclAllReduce", "", 0, 10) + enter(3, "ncclAllReduce", R"("comm":"0x100","count":1.5)"),
+        kHeader + init + ret(2, "ncclCommInitRank")}) {
+    const std::string fast = read_as_text({{"t.jsonl", text}}, true, false);
+    EXPECT_TRUE(fast.starts_with("error: t.jsonl:")) << fast;
+    EXPECT_EQ(fast, read_as_text({{"t.jsonl", text}}, true, true));
+  }
+}
+
+// Files are read in parallel, each through to its calls; the error is still the one a pass over the files in
+// order meets first, stage by stage: every file's lines, then every file's entry/return pairs, then every
+// process's calls.
+TEST(RecorderReader, TheFirstErrorIsThatOfAPassInFileOrder) {
+  const std::string init = enter(1, "ncclCommInitRank", R"("uid":"0x1","rank":0,"nranks":1,"blocking":-1)");
+  const std::string bad_line = kHeader + "{\"ev\":\n";
+  const std::string bad_pair = kHeader + ret(1, "ncclGroupStart");
+  const std::string bad_call = kHeader + enter(1, "ncclCommInitRank", R"("rank":0,"nranks":1)");
+  auto error_of_files = [](const std::vector<std::pair<std::string, std::string>>& files) {
+    try {
+      read_recorder_buffers(files);
+    } catch (const TraceInputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_TRUE(error_of_files({{"a", bad_pair}, {"b", bad_line}}).starts_with("b:2:"))
+      << error_of_files({{"a", bad_pair}, {"b", bad_line}});
+  EXPECT_EQ(error_of_files({{"a", bad_call}, {"b", bad_pair}}),
+            "b:2:1: a return of seq 1 with no open entry before it");
+  EXPECT_EQ(error_of_files({{"a", bad_call}, {"b", bad_call}}), "a:2:1: expected \"uid\" (a string)");
+  EXPECT_EQ(error_of_files({{"a", kHeader + init}, {"b", bad_call}}), "b:2:1: expected \"uid\" (a string)");
+  // A process after exec in the same file: its calls are read after the first process's.
+  EXPECT_EQ(error_of_files({{"a", kHeader + init + bad_call}}), "a:4:1: expected \"uid\" (a string)");
+}
+
+// Four ranks, `steps` all-reduces on the world; rank 3 stops in the last one's predecessor on a split.
+std::vector<std::pair<std::string, std::string>> four_ranks_one_stuck(int steps) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (int r = 0; r < 4; ++r) {
+    std::string h = kHeader;
+    h.replace(h.find("\"pid\":10"), 8, "\"pid\":" + std::to_string(10 + r));
+    h.replace(h.find("\"env_rank\":-1"), 13, "\"env_rank\":" + std::to_string(r));
+    const int tid = 10 + r;
+    std::string text =
+        h +
+        enter(1, "ncclCommInitRank", R"("uid":"0xab","rank":)" + std::to_string(r) + R"(,"nranks":4,"blocking":-1)",
+              tid) +
+        ret(1, "ncclCommInitRank", R"("comm":"0x100")", 0, tid) +
+        enter(2, "ncclCommSplit", R"("comm":"0x100","color":)" + std::to_string(r % 2) + R"(,"key":0,"blocking":1)",
+              tid) +
+        ret(2, "ncclCommSplit", R"("newcomm":"0x200","rank":)" + std::to_string(r / 2) + R"(,"nranks":2)", 0, tid);
+    int seq = 3;
+    for (int i = 0; i < steps; ++i) {
+      const bool on_split = i % 3 == 2;
+      const std::string args = std::string(R"("comm":)") + (on_split ? "\"0x200\"" : "\"0x100\"") +
+                               R"(,"sendbuff":"0x7000","recvbuff":"0x7000","count":)" + std::to_string(1 + i % 2) +
+                               R"(,"dtype":"float32","op":"sum","stream":"0x5")";
+      const bool last = i == steps - 1;
+      if (last && r == 3) break;  // rank 3 never makes the last all-reduce
+      text += enter(
+          seq, last ? "ncclBroadcast" : "ncclAllReduce",
+          last
+              ? R"("comm":"0x100","sendbuff":"0x7000","recvbuff":"0x7000","count":1,"dtype":"float32","root":3,"stream":"0x5")"
+              : args,
+          tid);
+      if (!last) text += ret(seq, "ncclAllReduce", "", 0, tid);
+      ++seq;
+    }
+    files.emplace_back("p" + std::to_string(r) + ".jsonl", text);
+  }
+  return files;
+}
+
+TEST(RecorderReader, TrimmedImportIsTrimHistoryOfTheFullImport) {
+  auto all = fixture_traces();
+  all.push_back(four_ranks_one_stuck(40));
+  size_t trimmed = 0;
+  for (const auto& files : all) {
+    Trace full = read_recorder_buffers(files, true);
+    collmc::traces::trim_history(full, true);
+    Trace kept = read_recorder_buffers(files, false);
+    EXPECT_EQ(emit_scenario(kept), emit_scenario(full)) << files.front().first;
+    EXPECT_EQ(kept.dropped, full.dropped);
+    EXPECT_EQ(kept.notes, full.notes);
+    EXPECT_EQ(collmc::traces::summarize(kept, true), collmc::traces::summarize(full, true));
+    trimmed += kept.dropped.empty() ? 0 : 1;
+  }
+  EXPECT_GE(trimmed, 1u);  // the four ranks' all-reduces are left out
 }
 
 }  // namespace

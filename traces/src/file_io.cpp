@@ -1,6 +1,9 @@
 // Reading trace files (file_io.h).
 #include "file_io.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -16,6 +19,12 @@
 namespace collmc::traces {
 
 std::string read_trace_file(const std::string& path, uint64_t max_bytes) {
+  std::string bytes;
+  read_trace_file(path, bytes, max_bytes);
+  return bytes;
+}
+
+void read_trace_file(const std::string& path, std::string& bytes, uint64_t max_bytes) {
   std::error_code ec;
   auto size = std::filesystem::file_size(path, ec);
   if (ec) throw TraceInputError(path, 0, 0, 0, "cannot read the file: " + ec.message());
@@ -26,7 +35,7 @@ std::string read_trace_file(const std::string& path, uint64_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw TraceInputError(path, 0, 0, 0, "cannot open the file");
   // One read into a string of the file's size (a stream buffer copies every byte twice).
-  std::string bytes;
+  bytes.clear();
   bytes.reserve(size + kReadPadding);
   bytes.resize(size);
   in.read(bytes.data(), static_cast<std::streamsize>(size));
@@ -36,7 +45,13 @@ std::string read_trace_file(const std::string& path, uint64_t max_bytes) {
     rest << in.rdbuf();
     bytes += rest.str();
   }
-  return bytes;
+}
+
+void prefetch_trace_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
+  ::close(fd);
 }
 
 void for_each_file(size_t n, unsigned threads, const std::function<void(size_t)>& work) {

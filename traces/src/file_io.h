@@ -16,6 +16,14 @@ inline constexpr size_t kReadPadding = 64;
 // The bytes of `path` (with kReadPadding bytes of spare capacity); throws TraceInputError when it cannot be
 // read or is over `max_bytes`.
 std::string read_trace_file(const std::string& path, uint64_t max_bytes = 1ull << 30);
+// The same into `bytes`, whose memory is reused: a reader that keeps one buffer per worker does not fault
+// in fresh pages for every file.
+void read_trace_file(const std::string& path, std::string& bytes, uint64_t max_bytes = 1ull << 30);
+
+// Asks the kernel to start reading `path` into the page cache in the background (posix_fadvise WILLNEED), so
+// that a reader parsing one file while the next ones are read from disk is not waiting for the disk as much.
+// Does nothing where that cannot be done; errors are left to read_trace_file.
+void prefetch_trace_file(const std::string& path);
 
 // Runs work(0) .. work(n - 1) on `threads` workers (0: one per core; never more than n), each index once, in
 // no set order; then rethrows the exception of the lowest index that threw, the error a pass over the files

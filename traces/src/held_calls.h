@@ -55,6 +55,7 @@ class CallShapes {
  public:
   template <class Make>
   uint32_t intern(std::string_view key, Make&& make) {
+    // absl::string_view: Debian's Abseil has its own, and its string hash takes no std::string_view.
     auto it = index_.find(absl::string_view(key.data(), key.size()));
     if (it != index_.end()) return it->second;
     const auto index = static_cast<uint32_t>(shapes_.size());

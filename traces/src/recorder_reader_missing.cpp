@@ -3,7 +3,7 @@
 
 namespace collmc::traces {
 
-Trace read_recorder_traces(const std::vector<std::string>& files) {
+Trace read_recorder_traces(const std::vector<std::string>& files, bool, unsigned) {
   throw TraceInputError(files.empty() ? std::string() : files.front(), 0, 0, 0,
                         "recorder traces: the reader is not built yet in this version of collmc");
 }

@@ -267,13 +267,12 @@ Trace import_traces(const std::vector<std::string>& paths, TraceFormat format, c
   Trace trace;
   switch (format) {
     case TraceFormat::Recorder:
-      trace = read_recorder_traces(files);
-      // Not for MPI traces: the mpi profile is stricter than the run it was recorded from (a standard send
-      // may be synchronous, a broadcast synchronizes its members, a wildcard receive may take any sender),
-      // so collectives the run completed can still take part in a hang the check must find (MBI
-      // CallOrdering_Recv_Send_Bcast_nok: Open MPI's eager MPI_Bcast let the run complete). MPI traces are
-      // small: nothing needs leaving out.
-      if (!options.full_history && !trace.mpi) trim_history(trace, true);
+      // Trimmed as it reads unless the full history is asked, and never MPI traces: the mpi profile is stricter than
+      // the run it was recorded from (a standard send may be synchronous, a broadcast synchronizes its members, a
+      // wildcard receive may take any sender), so collectives the run completed can still take part in a hang the check
+      // must find (MBI CallOrdering_Recv_Send_Bcast_nok: Open MPI's eager MPI_Bcast let the run complete). MPI traces
+      // are small: nothing needs leaving out.
+      trace = read_recorder_traces(files, options.full_history, options.threads);
       break;
     case TraceFormat::FlightRecorder:
       trace = read_flight_recorder(files, options.full_history, options.threads);  // trims as it reads

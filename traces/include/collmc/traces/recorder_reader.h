@@ -93,7 +93,16 @@ RecorderFile parse_recorder_file(const std::string& name, const std::string& tex
 // write_recorder_file(parse_recorder_file(name, text)) == text (less a truncated tail).
 std::string write_recorder_file(const RecorderFile& file);
 
-// read_recorder_traces on files already in memory: {name, bytes} per file.
-Trace read_recorder_buffers(const std::vector<std::pair<std::string, std::string>>& files);
+// How the fast way (simdjson On-Demand, no tree) reads one line (no newline) against parse_line (nlohmann):
+// Fallback where it leaves the line to parse_line, Same where it reads exactly the members, types and
+// values parse_line's object holds, Different otherwise (a bug: the tests and the fuzz target look for it).
+enum class FastLineRead { Fallback, Same, Different };
+FastLineRead compare_fast_line(const std::string& file, int number, const std::string& line);
+
+// read_recorder_traces on files already in memory: {name, bytes} per file. `slow_lines_only`: read every
+// line with nlohmann (parse_recorder_file's way) even where the fast way (simdjson On-Demand) would: the
+// tests and the fuzz target check that the two read every trace alike.
+Trace read_recorder_buffers(const std::vector<std::pair<std::string, std::string>>& files, bool full_history = true,
+                            bool slow_lines_only = false);
 
 }  // namespace collmc::traces
