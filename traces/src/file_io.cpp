@@ -54,6 +54,12 @@ void prefetch_trace_file(const std::string& path) {
   ::close(fd);
 }
 
+void read_ahead(const std::vector<std::string>& files, size_t i) {
+  if (i == 0)
+    for (size_t k = 1; k < std::min(kReadAhead, files.size()); ++k) prefetch_trace_file(files[k]);
+  if (i + kReadAhead < files.size()) prefetch_trace_file(files[i + kReadAhead]);
+}
+
 void for_each_file(size_t n, unsigned threads, const std::function<void(size_t)>& work) {
   std::vector<std::exception_ptr> errors(n);
   std::atomic<size_t> next{0};

@@ -1493,6 +1493,7 @@ std::vector<ParsedDump> parse_all(const std::vector<std::string>& files, const s
                                   unsigned threads, ConfigCache& cache, bool fast = true) {
   std::vector<ParsedDump> out(files.size());
   for_each_file(files.size(), threads, [&](size_t i) {
+    if (buffers.empty()) read_ahead(files, i);  // file_io.h: parsing overlaps the disk
     out[i] = buffers.empty() ? parse_one(files[i], read_trace_file(files[i]), cache, fast)
                              : parse_one(files[i], *buffers[i], cache, fast);
   });

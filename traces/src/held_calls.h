@@ -66,7 +66,6 @@ class CallShapes {
   // The shape made for `key`, if any (a reader that learns a shape and validates a call in one pass asks
   // first, then adds).
   std::optional<uint32_t> find(std::string_view key) const {
-    // (Debian's absl has a string_view of its own.)
     auto it = index_.find(absl::string_view(key.data(), key.size()));
     return it == index_.end() ? std::nullopt : std::optional<uint32_t>(it->second);
   }

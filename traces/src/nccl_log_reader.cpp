@@ -683,7 +683,10 @@ Trace read_nccl_logs(const std::vector<std::string>& files, bool full_history) {
   // One reader per file, on one worker per core; then merged in file order (the first error in file order
   // is the one reported, as when they were read one after another).
   std::vector<LogReader> parts(files.size());
-  for_each_file(files.size(), 0, [&](size_t i) { parts[i].read(files[i], read_trace_file(files[i])); });
+  for_each_file(files.size(), 0, [&](size_t i) {
+    read_ahead(files, i);  // file_io.h: parsing overlaps the disk
+    parts[i].read(files[i], read_trace_file(files[i]));
+  });
   LogReader reader(full_history);
   for (auto& part : parts) {
     if (reader.absorb(std::move(part))) continue;

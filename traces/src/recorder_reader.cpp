@@ -1216,14 +1216,12 @@ Trace read_recorder_traces(const std::vector<std::string>& files, bool full_hist
   // Each file read, parsed and passed over on one worker per core, its text and lines freed before the
   // worker takes the next file. Every file is read before any is parsed was the order once: a file that
   // cannot be read is reported before another's bad line, and still is.
-  // The files a few places ahead are read into the page cache while these are parsed: from a disk, reading
-  // 3 GB one file at a time took twice the time of parsing it (4,096 x 2,000, docs/perf-recorder-import.md).
-  constexpr size_t kAhead = 8;
-  for (size_t i = 0; i < std::min(kAhead, files.size()); ++i) prefetch_trace_file(files[i]);
+  // The files a few places ahead are read into the page cache while these are parsed (file_io.h): from a
+  // disk, reading 3 GB one file at a time took twice the time of parsing it.
   return read_recorder_files(
       files,
       [&](size_t i, std::string& text) {
-        if (i + kAhead < files.size()) prefetch_trace_file(files[i + kAhead]);
+        read_ahead(files, i);
         read_trace_file(files[i], text);
       },
       full_history, threads, false);
