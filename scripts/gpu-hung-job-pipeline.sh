@@ -31,7 +31,7 @@ step() {
   "$@"
   rc=$?
   t1=$(date +%s%N)
-  echo "== $name: exit $rc, $(((t1 - t0) / 1000000)) ms"
+  echo "== $name: exit $rc, $(((t1 - t0) / 1000000)) ms" >&2  # (stderr: a step's own output may go elsewhere)
   return $rc
 }
 
