@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "collmc/model/parser.h"
 #include "collmc/model/source.h"
@@ -10,6 +11,28 @@
 #include "collmc/traces/trace.h"
 
 namespace collmc::fuzz {
+
+// The scenario and every summary line of the trace `read()` returns, or its error: what two ways of reading
+// one input must agree on.
+template <class Read>
+std::string trace_text(Read&& read) {
+  try {
+    const traces::Trace trace = read();
+    std::string out = traces::emit_scenario(trace);
+    for (const auto& line : traces::summarize(trace, true)) out += line + "\n";
+    return out;
+  } catch (const traces::TraceInputError& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+// Aborts, showing both, when two ways of reading one input disagree.
+inline void expect_same_text(const std::string& a, const std::string& b, const char* what, const char* a_name,
+                             const char* b_name) {
+  if (a == b) return;
+  std::fprintf(stderr, "%s disagree:\n--- %s\n%s\n--- %s\n%s\n", what, a_name, a.c_str(), b_name, b.c_str());
+  std::abort();
+}
 
 // The scenario of any trace parses, and the summary can be made; so does the trimmed trace's (trim_history).
 inline void check_trace(const traces::Trace& trace) {

@@ -12,17 +12,10 @@
 
 namespace {
 
-// The scenario and every summary line of the dump read one way, or its error.
 std::string read_as_text(const std::string& bytes, bool full_history, bool tree_reader_only) {
-  try {
-    auto trace =
-        collmc::traces::read_flight_recorder_buffer("nccl_trace_rank_0", bytes, full_history, tree_reader_only);
-    std::string out = collmc::traces::emit_scenario(trace);
-    for (const auto& line : collmc::traces::summarize(trace, true)) out += line + "\n";
-    return out;
-  } catch (const collmc::traces::TraceInputError& e) {
-    return std::string("error: ") + e.what();
-  }
+  return collmc::fuzz::trace_text([&] {
+    return collmc::traces::read_flight_recorder_buffer("nccl_trace_rank_0", bytes, full_history, tree_reader_only);
+  });
 }
 
 }  // namespace
@@ -30,12 +23,8 @@ std::string read_as_text(const std::string& bytes, bool full_history, bool tree_
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   for (bool full : {true, false}) {
-    const std::string fast = read_as_text(bytes, full, false), tree = read_as_text(bytes, full, true);
-    if (fast != tree) {
-      std::fprintf(stderr, "the fast and the tree reader disagree:\n--- fast\n%s\n--- tree\n%s\n", fast.c_str(),
-                   tree.c_str());
-      std::abort();
-    }
+    collmc::fuzz::expect_same_text(read_as_text(bytes, full, false), read_as_text(bytes, full, true),
+                                   "the fast and the tree reader", "fast", "tree");
   }
   try {
     auto trace = collmc::traces::read_flight_recorder_buffer("nccl_trace_rank_0", bytes);

@@ -17,16 +17,9 @@ namespace {
 
 using Files = std::vector<std::pair<std::string, std::string>>;
 
-// The scenario and every summary line of the traces read one way, or its error.
 std::string read_as_text(const Files& files, bool full_history, bool slow_lines_only) {
-  try {
-    auto trace = collmc::traces::read_recorder_buffers(files, full_history, slow_lines_only);
-    std::string out = collmc::traces::emit_scenario(trace);
-    for (const auto& line : collmc::traces::summarize(trace, true)) out += line + "\n";
-    return out;
-  } catch (const collmc::traces::TraceInputError& e) {
-    return std::string("error: ") + e.what();
-  }
+  return collmc::fuzz::trace_text(
+      [&] { return collmc::traces::read_recorder_buffers(files, full_history, slow_lines_only); });
 }
 
 }  // namespace
@@ -49,12 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
     }
   for (bool full : {true, false}) {
-    const std::string fast = read_as_text(files, full, false), slow = read_as_text(files, full, true);
-    if (fast != slow) {
-      std::fprintf(stderr, "the fast and the nlohmann lines disagree:\n--- fast\n%s\n--- nlohmann\n%s\n", fast.c_str(),
-                   slow.c_str());
-      std::abort();
-    }
+    collmc::fuzz::expect_same_text(read_as_text(files, full, false), read_as_text(files, full, true),
+                                   "the fast and the nlohmann lines", "fast", "nlohmann");
   }
   try {
     collmc::fuzz::check_trace(collmc::traces::read_recorder_buffers(files));

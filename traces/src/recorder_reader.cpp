@@ -648,38 +648,48 @@ class ProcessPass {
   ProcessState st_;
 };
 
+// The lines of a recorder file, as both line readers take them: add(number, line, bytes of `text`'s capacity
+// from the line's start) for each. An empty line is an error, but at the very end. A last line without its
+// newline that `add` rejects was cut short by a process killed in the middle of write(2): the file is
+// accepted without it, and the function returns true (said in Trace::notes).
+template <class Add>
+bool for_each_recorder_line(const std::string& name, std::string_view text, size_t capacity, Add&& add) {
+  size_t start = 0;
+  int number = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    ++number;
+    const bool last = end == std::string_view::npos;
+    const std::string_view line = text.substr(start, (last ? text.size() : end) - start);
+    const size_t room = capacity - start;
+    start = last ? text.size() : end + 1;
+    if (line.empty()) {
+      if (last) break;
+      throw TraceInputError(name, number, 1, 0, "expected a JSON object, found an empty line");
+    }
+    if (last) {
+      try {
+        add(number, line, room);
+      } catch (const TraceInputError&) {
+        return true;
+      }
+      break;
+    }
+    add(number, line, room);
+  }
+  return false;
+}
+
 // The worker's part for one file, `text` its bytes with kReadPadding bytes of spare capacity. Stores the
 // first error it meets, by stage.
 void read_file(const std::string& name, const std::string& text, bool slow_lines_only, FileResult& result) {
   thread_local FlatLines lines;  // its memory reused from file to file
   lines.clear();
   try {
-    // The lines, as parse_recorder_file takes them.
-    size_t start = 0;
-    int number = 0;
-    while (start < text.size()) {
-      const size_t end = text.find('\n', start);
-      ++number;
-      const bool last = end == std::string::npos;
-      const std::string_view line(text.data() + start, (last ? text.size() : end) - start);
-      const size_t capacity = text.capacity() - start;
-      start = last ? text.size() : end + 1;
-      if (line.empty()) {
-        if (last) break;
-        throw TraceInputError(name, number, 1, 0, "expected a JSON object, found an empty line");
-      }
-      if (last) {
-        // A process killed in the middle of write(2) can leave a line without its newline: accept the file,
-        // drop the piece, and say so (Trace::notes).
-        try {
+    result.truncated_tail =
+        for_each_recorder_line(name, text, text.capacity(), [&](int number, std::string_view line, size_t capacity) {
           lines.add(name, number, line, capacity, slow_lines_only);
-        } catch (const TraceInputError&) {
-          result.truncated_tail = true;
-        }
-        break;
-      }
-      lines.add(name, number, line, capacity, slow_lines_only);
-    }
+        });
     if (lines.size() == 0) throw TraceInputError(name, 0, 0, 0, "the file holds no event: expected a recorder trace");
     if (lines[0].find("ev", 0)->text != "process")
       throw TraceInputError(name, 1, 1, 0, "expected a \"process\" line first (a collmc recorder trace)");
@@ -1113,30 +1123,9 @@ std::vector<RecordedProcess> split_recorded_processes(const std::vector<Recorder
 RecorderFile parse_recorder_file(const std::string& name, const std::string& text) {
   RecorderFile f;
   f.name = name;
-  size_t start = 0;
-  int number = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    ++number;
-    const bool last = end == std::string::npos;
-    std::string line = text.substr(start, last ? std::string::npos : end - start);
-    start = last ? text.size() : end + 1;
-    if (line.empty()) {
-      if (last) break;
-      throw TraceInputError(name, number, 1, 0, "expected a JSON object, found an empty line");
-    }
-    if (last) {
-      // A process killed in the middle of write(2) can leave a line without its newline: accept the file,
-      // drop the piece, and say so (Trace::notes).
-      try {
-        f.lines.push_back(parse_line(name, number, line));
-      } catch (const TraceInputError&) {
-        f.truncated_tail = true;
-      }
-      break;
-    }
-    f.lines.push_back(parse_line(name, number, line));
-  }
+  f.truncated_tail = for_each_recorder_line(name, text, text.size(), [&](int number, std::string_view line, size_t) {
+    f.lines.push_back(parse_line(name, number, std::string(line)));
+  });
   if (f.lines.empty()) throw TraceInputError(name, 0, 0, 0, "the file holds no event: expected a recorder trace");
   if (f.lines.front().event["ev"] != "process")
     throw TraceInputError(name, 1, 1, 0, "expected a \"process\" line first (a collmc recorder trace)");
