@@ -678,12 +678,12 @@ class LogReader {
 
 }  // namespace
 
-Trace read_nccl_logs(const std::vector<std::string>& files, bool full_history) {
+Trace read_nccl_logs(const std::vector<std::string>& files, bool full_history, unsigned threads) {
   if (files.empty()) throw TraceInputError("", 0, 0, 0, "no NCCL log given");
   // One reader per file, on one worker per core; then merged in file order (the first error in file order
   // is the one reported, as when they were read one after another).
   std::vector<LogReader> parts(files.size());
-  for_each_file(files.size(), 0, [&](size_t i) {
+  for_each_file(files.size(), threads, [&](size_t i) {
     read_ahead(files, i);  // file_io.h: parsing overlaps the disk
     parts[i].read(files[i], read_trace_file(files[i]));
   });

@@ -278,7 +278,7 @@ Trace import_traces(const std::vector<std::string>& paths, TraceFormat format, c
       trace = read_flight_recorder(files, options.full_history, options.threads);  // trims as it reads
       break;
     case TraceFormat::NcclLog:
-      trace = read_nccl_logs(files, options.full_history);  // trims as it reads
+      trace = read_nccl_logs(files, options.full_history, options.threads);  // trims as it reads
       break;
     case TraceFormat::Auto:
       throw TraceInputError(files.front(), 0, 0, 0, "no reader for this format");

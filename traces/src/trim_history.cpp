@@ -142,25 +142,6 @@ void mark_group(TrimItem& item, CallKind kind, int& depth) {
   if (kind == CallKind::GroupEnd && depth > 0) --depth;
 }
 
-// Per comm, the rows of its members; a comm with a member that has no row (no trace, several threads), or
-// whose members the trace does not all know (a split, an init of unknown size), is left whole.
-void fill_members(const std::vector<Communicator>& comms, const std::map<int, uint32_t>& row_of, TrimInput& in) {
-  in.members.assign(comms.size(), {});
-  in.untrimmable.assign(comms.size(), false);
-  for (size_t ci = 0; ci < comms.size(); ++ci) {
-    const Communicator& c = comms[ci];
-    for (const auto& [g, local] : c.members) {
-      auto row = row_of.find(g);
-      if (row == row_of.end()) {
-        in.untrimmable[ci] = true;
-      } else {
-        in.members[ci].push_back(row->second);
-      }
-    }
-    if (c.size > 0 && static_cast<size_t>(c.size) != c.members.size()) in.untrimmable[ci] = true;
-  }
-}
-
 void record_plan(Trace& trace, const CommFrame& frame, const TrimPlan& plan, size_t rows, bool completion_seen) {
   for (size_t c = 0; c < trace.comms.size(); ++c) trace.comms[c].dropped_collectives = plan.cut[c];
   trace.dropped.push_back(trim_summary(frame.labels, plan, rows, completion_seen));
@@ -192,7 +173,20 @@ std::string trim_summary(const std::vector<std::string>& labels, const TrimPlan&
 }
 
 void fill_trim_members(const std::vector<Communicator>& comms, const std::map<int, uint32_t>& row_of, TrimInput& in) {
-  fill_members(comms, row_of, in);
+  in.members.assign(comms.size(), {});
+  in.untrimmable.assign(comms.size(), false);
+  for (size_t ci = 0; ci < comms.size(); ++ci) {
+    const Communicator& c = comms[ci];
+    for (const auto& [g, local] : c.members) {
+      auto row = row_of.find(g);
+      if (row == row_of.end()) {
+        in.untrimmable[ci] = true;
+      } else {
+        in.members[ci].push_back(row->second);
+      }
+    }
+    if (c.size > 0 && static_cast<size_t>(c.size) != c.members.size()) in.untrimmable[ci] = true;
+  }
 }
 
 void trim_history(Trace& trace, bool completion_seen) {
@@ -219,7 +213,7 @@ void trim_history(Trace& trace, bool completion_seen) {
     }
     in.ranks.push_back(std::move(items));
   }
-  fill_members(trace.comms, row_of, in);
+  fill_trim_members(trace.comms, row_of, in);
   TrimPlan plan = plan_trim(in);
   if (plan.dropped_calls == 0) return;
   for (size_t row = 0; row < rows.size(); ++row) {
@@ -273,7 +267,7 @@ std::vector<std::vector<bool>> trim_held(Trace& trace, const std::vector<HeldRan
     in.ranks.push_back(std::move(items));
   }
   items_of_shapes.clear();
-  fill_members(trace.comms, row_of, in);
+  fill_trim_members(trace.comms, row_of, in);
   TrimPlan plan = plan_trim(in);
   std::vector<std::vector<bool>> dropped(held.size());
   if (plan.dropped_calls == 0) return dropped;

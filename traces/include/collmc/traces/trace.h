@@ -202,8 +202,9 @@ Trace read_recorder_traces(const std::vector<std::string>& files, bool full_hist
 // Flight Recorder dumps are read in parallel (`threads` workers, 0: one per core) and, unless
 // `full_history`, trimmed before the calls are built, so memory follows what is kept.
 Trace read_flight_recorder(const std::vector<std::string>& files, bool full_history = true, unsigned threads = 0);
-// NCCL logs are read in parallel too and, unless `full_history`, trimmed before the calls are built.
-Trace read_nccl_logs(const std::vector<std::string>& files, bool full_history = true);
+// NCCL logs are read in parallel too (`threads` workers, 0: one per core) and, unless `full_history`, trimmed
+// before the calls are built.
+Trace read_nccl_logs(const std::vector<std::string>& files, bool full_history = true, unsigned threads = 0);
 
 // In-memory variants (used by the fuzz targets and tests): `name` stands for the file name in errors.
 // `tree_reader_only`: read a dump the slow way (a whole tree, then its fields) even where the fast way
