@@ -1,4 +1,4 @@
-// The recorder's mechanics on the CPU: programs that call a fake NCCL (traces/recorder/testing, test
+// The recorder's mechanics on the CPU: programs that call a fake NCCL (traces/record/nccl/testing, test
 // scaffolding whose calls succeed at once) run under LD_PRELOAD=libcollmc_record.so. What is tested is the
 // recorder itself: interposition, the lines it writes, threads, a kill in the middle, a hang, and finding
 // NCCL when it is loaded with dlopen(RTLD_LOCAL). Nothing here is a hardware result.

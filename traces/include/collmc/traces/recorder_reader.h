@@ -81,7 +81,7 @@ RecordedRunJudgement judge_recorded_run(const std::vector<RecorderFile>& files,
                                         const std::function<bool(const std::string& host, int64_t pid)>& still_runs);
 
 // The MPI recorder's traces (libcollmc_record_mpi.so, "format":"collmc-mpi-recorder") as a Trace for the
-// mpi profile (traces/src/mpi_recorder_reader.cpp). read_recorder_traces calls it for such files.
+// mpi profile (traces/read/mpi_recorder/mpi_recorder_reader.cpp). read_recorder_traces calls it for such files.
 Trace read_mpi_recorder_files(const std::vector<RecorderFile>& files);
 
 // The lines of one file. Throws TraceInputError (file:line:col, what was expected) for a line that is not

@@ -197,7 +197,7 @@ std::vector<std::string> summarize(const Trace& trace, bool verbose = false);
 // Readers. `files` are the trace files (one per rank/process, or one interleaved file for NCCL logs).
 // Each throws TraceInputError for bad input and never runs code from it.
 // Recorder traces are read in parallel (`threads` workers, 0: one per core), each file's calls held compactly
-// and, unless `full_history`, trimmed before the calls are built (traces/src/recorder_reader.cpp).
+// and, unless `full_history`, trimmed before the calls are built (traces/read/recorder/recorder_reader.cpp).
 Trace read_recorder_traces(const std::vector<std::string>& files, bool full_history = true, unsigned threads = 0);
 // Flight Recorder dumps are read in parallel (`threads` workers, 0: one per core) and, unless
 // `full_history`, trimmed before the calls are built, so memory follows what is kept.

@@ -170,34 +170,6 @@ std::vector<std::string> blind_spots(const Trace& trace) {
 
 }  // namespace
 
-std::string outcome_line(const Trace& trace) {
-  switch (trace.outcome) {
-    case RunOutcome::Unknown:
-      return "";
-    case RunOutcome::Completed:
-      return "the recorded run completed (" + trace.outcome_evidence + ")";
-    case RunOutcome::Hung:
-      return "the recorded run hung (" + trace.outcome_evidence + ")";
-    case RunOutcome::Killed:
-      return "the recorded run was killed (" + trace.outcome_evidence + ")";
-  }
-  return "";
-}
-
-const char* run_outcome_name(RunOutcome outcome) {
-  switch (outcome) {
-    case RunOutcome::Unknown:
-      return "unknown";
-    case RunOutcome::Completed:
-      return "completed";
-    case RunOutcome::Hung:
-      return "hung";
-    case RunOutcome::Killed:
-      return "killed";
-  }
-  return "unknown";
-}
-
 Trace import_traces(const std::vector<std::string>& paths, TraceFormat format, const ImportOptions& options) {
   namespace fs = std::filesystem;
   // Files named on the command line must be traces; files found in a directory that are not (a job's
