@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 build=${1:?usage: scripts/check-style.sh BUILD_DIR}
 git ls-files -z '*.cpp' '*.h' '*.c' '*.cc' '*.hpp' | xargs -0 clang-format --dry-run -Werror
 echo "clang-format: clean"
+scripts/check-traces-rooms.sh
 # The project's own translation units in compile_commands.json (not the generated ones, not fuzz/).
 # GCC-only warning flags in compile_commands.json (tests/CMakeLists.txt) are unknown to clang.
 run-clang-tidy -p "$build" -quiet -j"$(nproc)" -extra-arg=-Wno-unknown-warning-option \

@@ -1,7 +1,5 @@
 // `collmc record`: sets up the recorder for a program, forwards its exit status, lists the files; and the
 // files it writes import into a scenario with `collmc trace import` (the fake NCCL of traces/record/nccl/testing).
-// Built only where the traces library is (the test binary links it).
-#if __has_include("collmc/traces/recorder_reader.h")
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -70,4 +68,3 @@ TEST(RecordCli, ForwardsTheExitStatusAndKeepsAnEarlierPreload) {
 }  // namespace
 
 #endif  // COLLMC_RECORDER_SO
-#endif  // __has_include

@@ -2,8 +2,6 @@
 // scaffolding whose calls succeed at once) run under LD_PRELOAD=libcollmc_record.so. What is tested is the
 // recorder itself: interposition, the lines it writes, threads, a kill in the middle, a hang, and finding
 // NCCL when it is loaded with dlopen(RTLD_LOCAL). Nothing here is a hardware result.
-// Built only where the traces library is (the test binary links it).
-#if __has_include("collmc/traces/recorder_reader.h")
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -280,5 +278,3 @@ TEST(RecorderMechanics, FindsNcclLoadedWithDlopenLocal) {
 }  // namespace
 
 #endif  // COLLMC_RECORDER_SO
-
-#endif  // __has_include

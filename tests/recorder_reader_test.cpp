@@ -1,8 +1,6 @@
 // The recorder-trace reader: lines (errors with file:line:col, truncated tails, exact round trip) and the
 // Trace it builds (communicators matched across processes, buffers named, calls in order, states), checked
 // end to end on traces that the recorder wrote for a two-rank program on the fake NCCL.
-// Built only where the traces library is (the test binary links it).
-#if __has_include("collmc/traces/recorder_reader.h")
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -507,5 +505,3 @@ TEST(RecorderReader, TrimmedImportIsTrimHistoryOfTheFullImport) {
 }
 
 }  // namespace
-
-#endif  // __has_include

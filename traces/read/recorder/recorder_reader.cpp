@@ -18,6 +18,7 @@
 
 #include "file_io.h"
 #include "held_calls.h"
+#include "recorded_names.h"
 #include "recorder_lines.h"
 
 namespace collmc::traces {
@@ -31,54 +32,6 @@ constexpr const char* kMpiFormat = "collmc-mpi-recorder";  // libcollmc_record_m
 constexpr int64_t kNcclInProgress = 7;
 constexpr int64_t kSplitNoColor = -1;
 
-// What the reader makes of a recorded function: the call kind, and for entry points that are no
-// operation of their own, what becomes of them.
-enum class Recorded {
-  Operation,   // the call kind's operation (its arguments read by the kind)
-  GroupStart,  // ncclGroupStart / ncclGroupEnd: delimit what is issued together
-  GroupEnd,
-  Ignored,     // local and naming nothing a scenario needs (ncclGetUniqueId)
-  Unmodelled,  // no statement for it: an Other call, with a note said once
-};
-
-struct RecordedName {
-  CallKind kind = CallKind::Other;
-  Recorded what = Recorded::Unmodelled;
-  const char* note = nullptr;  // Unmodelled: what the scenario then lacks
-};
-
-// Every recorded name: operations.def's NCCL and CUDA names, then the entry points that are another
-// form of an operation or none.
-const std::map<std::string, RecordedName, std::less<>>& recorded_names() {
-  static const auto names = [] {
-    std::map<std::string, RecordedName, std::less<>> m;
-    for (const model::OpInfo& op : model::kOperations)
-      if (!op.nccl_name.empty())
-        m.emplace(std::string(op.nccl_name), RecordedName{call_kind_of(op.kind), Recorded::Operation});
-    m.emplace("ncclCommInitRankConfig", RecordedName{CallKind::CommInit, Recorded::Operation});
-    m.emplace("ncclCommInitRankScalable", RecordedName{CallKind::CommInit, Recorded::Operation});
-    m.emplace("ncclBcast", RecordedName{CallKind::Broadcast, Recorded::Operation});
-    m.emplace("ncclGroupStart", RecordedName{CallKind::GroupStart, Recorded::GroupStart});
-    m.emplace("ncclGroupEnd", RecordedName{CallKind::GroupEnd, Recorded::GroupEnd});
-    m.emplace("ncclGetUniqueId", RecordedName{CallKind::Other, Recorded::Ignored});
-    m.emplace(
-        "ncclCommInitAll",
-        RecordedName{CallKind::Other, Recorded::Unmodelled,
-                     "ncclCommInitAll (several ranks in one process) is not modelled; its communicators are unknown"});
-    // The scenario has shrink and grow (issue 23), but their children's members are not in the trace
-    // yet (the excluded ranks, the new ranks): named, not read, until the reader learns them.
-    m.insert_or_assign("ncclCommShrink",
-                       RecordedName{CallKind::Other, Recorded::Unmodelled,
-                                    "ncclCommShrink is not read yet; calls on the shrunk communicator name a "
-                                    "communicator of its own"});
-    m.insert_or_assign("ncclCommGrow",
-                       RecordedName{CallKind::Other, Recorded::Unmodelled,
-                                    "ncclCommGrow is not read yet; calls on the grown communicator name a "
-                                    "communicator of its own"});
-    return m;
-  }();
-  return names;
-}
 // More ranks than a scenario can have (the parser's limit, as the NCCL-log and Flight Recorder readers):
 // a trace that claims them is refused, not emitted.
 constexpr int64_t kMaxWorld = int64_t{1} << 16;
