@@ -1,11 +1,13 @@
 // collmc gen: write scenarios for real parallel layouts.
 #include <algorithm>
 #include <iostream>
+#include <map>
 
 #include "collmc/model/source.h"
 
 #include "cli_common.h"
 #include "collmc/gen/generators.h"
+#include "collmc/traces/import.h"
 #include "commands.h"
 
 namespace collmc::cli {
@@ -31,6 +33,109 @@ Family family_named(const std::string& name) {
   const auto guess = model::closest_spelling(name, names);
   throw po::error("unknown family '" + name + "'" + (guess ? "; did you mean '" + *guess + "'?" : "") +
                   " (expected ring, megatron, pytorch-pool or hook-fanout)");
+}
+
+// Megatron-LM's argument names for the sizes `gen megatron` takes, and its own short names.
+constexpr std::pair<const char*, const char*> kMegatronNames[] = {
+    {"tensor-model-parallel-size", "tp"},   {"context-parallel-size", "cp"},
+    {"pipeline-model-parallel-size", "pp"}, {"expert-model-parallel-size", "ep"},
+    {"expert-tensor-parallel-size", "etp"}, {"num-distributed-optimizer-instances", "dist-opt-instances"},
+};
+
+// The sizes a pasted launch line sets (Megatron-LM's names and `--name=N`; torchrun's --nproc-per-node and
+// --nnodes, or --world-size, make the world), by gen megatron's own names; `ignored` gets the flags it does
+// not use.
+std::map<std::string, int> megatron_line_sizes(const std::string& line, std::vector<std::string>& ignored) {
+  std::vector<std::string> words;
+  std::string word;
+  char quote = 0;
+  for (char c : line) {
+    if (quote != 0) {
+      if (c == quote)
+        quote = 0;
+      else
+        word += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\\') {
+      if (!word.empty()) words.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) words.push_back(word);
+  auto number = [](const std::string& flag, const std::string& text) {
+    try {
+      size_t used = 0;
+      const int v = std::stoi(text, &used);
+      if (used == text.size() && v > 0) return v;
+    } catch (const std::exception&) {
+    }
+    throw po::error("--megatron-args: " + flag + " takes a positive number, not '" + text + "'");
+  };
+  std::map<std::string, int> out;
+  int nproc = 0, nnodes = 0;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w.rfind("--", 0) != 0) continue;  // a program, a value of an ignored flag
+    std::string flag = w.substr(2), value;
+    if (const size_t eq = flag.find('='); eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    }
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    const char* ours = nullptr;
+    for (const auto& [name, same] : kMegatronNames)
+      if (flag == name) ours = same;
+    const bool world_flag = flag == "nproc-per-node" || flag == "nnodes" || flag == "world-size";
+    if (ours == nullptr && !world_flag) {
+      ignored.push_back("--" + flag);
+      continue;
+    }
+    if (value.empty()) {
+      if (i + 1 >= words.size()) throw po::error("--megatron-args: --" + flag + " has no value");
+      value = words[++i];
+    }
+    const int v = number("--" + flag, value);
+    if (flag == "nproc-per-node")
+      nproc = v;
+    else if (flag == "nnodes")
+      nnodes = v;
+    else if (flag == "world-size")
+      out["world"] = v;
+    else
+      out[ours] = v;
+  }
+  if (nproc > 0 && !out.count("world")) out["world"] = nproc * std::max(nnodes, 1);
+  return out;
+}
+
+// The group families a job built, by name (a group's description: torch's group_desc, which Megatron-LM sets),
+// from its Flight Recorder dumps or torch shim traces; `world` gets the job's world size.
+std::vector<gen::GroupFamily> families_built(const std::vector<std::string>& paths, int& world) {
+  traces::ImportOptions options;
+  options.full_history = true;
+  const traces::Trace trace = traces::import_traces(paths, traces::TraceFormat::Auto, options);
+  world = trace.world_size;
+  std::map<std::string, gen::GroupFamily> by_name;
+  for (const auto& c : trace.comms) {
+    // Flight Recorder labels read "pg NAME (DESC)"; the torch shim's are the description itself.
+    std::string desc = c.label;
+    if (const size_t open = desc.find(" ("); open != std::string::npos && desc.back() == ')')
+      desc = desc.substr(open + 2, desc.size() - open - 3);
+    std::vector<std::pair<int, int>> members;
+    for (const auto& [global, local] : c.members) members.emplace_back(local, global);
+    std::sort(members.begin(), members.end());
+    std::vector<int> ranks;
+    for (const auto& m : members) ranks.push_back(m.second);
+    gen::GroupFamily& f = by_name[desc];
+    f.megatron = desc;
+    if (std::find(f.groups.begin(), f.groups.end(), ranks) == f.groups.end()) f.groups.push_back(ranks);
+  }
+  std::vector<gen::GroupFamily> out;
+  for (auto& [n, f] : by_name) out.push_back(std::move(f));
+  return out;
 }
 
 // Each family's options, so that `collmc gen FAMILY --help` lists exactly what FAMILY reads.
@@ -70,6 +175,18 @@ po::options_description family_options(Family family) {
       size("ep", 1, "expert-parallel size");
       size("etp", 1, "expert tensor-parallel size");
       size("dist-opt-instances", 1, "distributed-optimizer instances (the data-parallel group split into this many)");
+      // Megatron-LM's own names (megatron/training/arguments.py), the same sizes: a launch line pasted as it is.
+      for (const auto& [name, same] : kMegatronNames)
+        d.add_options()(name, po::value<int>()->value_name("N"), (std::string("the same as --") + same).c_str());
+      d.add_options()("groups-from", po::value<std::vector<std::string>>()->multitoken()->value_name("PATH"),
+                      "take the groups the job really built instead of computing them: Flight Recorder dumps (their "
+                      "pg_config) or torch shim traces (collmc record), found by Megatron-LM's group names "
+                      "(INTRA_PARTIAL_DATA_PARALLEL_GROUP_WITH_CP, EXPERT_DATA_PARALLEL_GROUP, ...)");
+      d.add_options()("megatron-args", po::value<std::string>()->value_name("LINE"),
+                      "a Megatron-LM (or torchrun) launch line, pasted: its parallel sizes "
+                      "(--tensor-model-parallel-size, ..., --num-distributed-optimizer-instances) and the world "
+                      "(--nproc-per-node x --nnodes, or --world-size); flags collmc does not use are ignored, with a "
+                      "note");
       d.add_options()("ubr-groups", po::value<std::string>()->value_name("LIST"),
                       "groups the symmetric pool is registered on, comma-separated: dense, expert, outer (needs "
                       "--dist-opt-instances 2 or more), dense-ag (default: dense,expert, and outer when there is one)");
@@ -155,14 +272,45 @@ int cmd_gen(const std::vector<std::string>& args) {
       text = gen::hook_fanout_scenario(world_size(4), vm["comms"].as<int>(), vm.count("sorted") > 0);
       break;
     case Family::Megatron: {
+      // A size may come from collmc's name, Megatron-LM's name or the pasted launch line; given twice, the
+      // values must agree.
+      std::vector<std::string> ignored;
+      const std::map<std::string, int> pasted =
+          vm.count("megatron-args") ? megatron_line_sizes(vm["megatron-args"].as<std::string>(), ignored)
+                                    : std::map<std::string, int>{};
+      auto sized = [&](const std::string& ours, int by_default) {
+        std::vector<std::pair<std::string, int>> given;
+        if (vm.count(ours) && !vm[ours].defaulted()) given.emplace_back("--" + ours, vm[ours].as<int>());
+        for (const auto& [name, same] : kMegatronNames)
+          if (ours == same && vm.count(name)) given.emplace_back(std::string("--") + name, vm[name].as<int>());
+        if (auto it = pasted.find(ours); it != pasted.end()) given.emplace_back("--megatron-args", it->second);
+        for (const auto& g : given)
+          if (g.second != given.front().second)
+            throw po::error(given.front().first + " " + std::to_string(given.front().second) + " and " + g.first + " " +
+                            std::to_string(g.second) + " disagree (they set the same size)");
+        return given.empty() ? by_default : given.front().second;
+      };
       gen::MegatronConfig c;
       c.world = world_size(8);
-      c.tp = vm["tp"].as<int>();
-      c.cp = vm["cp"].as<int>();
-      c.pp = vm["pp"].as<int>();
-      c.ep = vm["ep"].as<int>();
-      c.etp = vm["etp"].as<int>();
-      c.dist_opt_instances = vm["dist-opt-instances"].as<int>();
+      if (auto it = pasted.find("world"); it != pasted.end()) {
+        if ((vm.count("ranks") || vm.count("world")) && world_size(8) != it->second)
+          throw po::error("--world " + std::to_string(world_size(8)) + " and the launch line's world " +
+                          std::to_string(it->second) + " disagree");
+        c.world = it->second;
+      }
+      c.tp = sized("tp", 1);
+      c.cp = sized("cp", 1);
+      c.pp = sized("pp", 1);
+      c.ep = sized("ep", 1);
+      c.etp = sized("etp", 1);
+      c.dist_opt_instances = sized("dist-opt-instances", 1);
+      if (!ignored.empty()) {
+        std::string list;
+        for (size_t i = 0; i < ignored.size() && i < 12; ++i) list += (i ? ", " : "") + ignored[i];
+        if (ignored.size() > 12) list += ", ... (" + std::to_string(ignored.size()) + " in all)";
+        std::cerr << "note: --megatron-args: ignored " << ignored.size() << " flag" << (ignored.size() == 1 ? "" : "s")
+                  << " that do not change the process groups: " << list << "\n";
+      }
       c.ubr_groups.clear();
       // The outer group exists only with two or more optimizer instances: the default leaves it out
       // otherwise, so that `collmc gen megatron` works with no option at all.
@@ -176,14 +324,26 @@ int cmd_gen(const std::vector<std::string>& args) {
         if (comma > start) c.ubr_groups.push_back(groups.substr(start, comma - start));
         start = comma + 1;
       }
-      if (!has_outer && std::find(c.ubr_groups.begin(), c.ubr_groups.end(), "outer") != c.ubr_groups.end())
+      if (vm.count("groups-from") && !vm.count("ubr-groups")) c.ubr_groups.clear();  // every role the job has
+      if (!vm.count("groups-from") && !has_outer &&
+          std::find(c.ubr_groups.begin(), c.ubr_groups.end(), "outer") != c.ubr_groups.end())
         throw po::error(
             "--ubr-groups outer needs --dist-opt-instances 2 or more (the outer group joins the "
             "optimizer instances); with one instance use --ubr-groups dense,expert");
       c.order = order_of();
       c.late_segments = late_of();
       c.collectives = vm.count("collectives") > 0;
-      text = gen::megatron_scenario(c);
+      if (vm.count("groups-from")) {
+        const auto paths = vm["groups-from"].as<std::vector<std::string>>();
+        int job_world = 0;
+        const auto built = families_built(paths, job_world);
+        if (!vm.count("ranks") && !vm.count("world") && !pasted.count("world")) c.world = job_world;
+        std::string source;
+        for (const auto& p : paths) source += (source.empty() ? "" : " ") + p;
+        text = gen::megatron_scenario_from_groups(built, c, source);
+      } else {
+        text = gen::megatron_scenario(c);
+      }
       break;
     }
   }

@@ -62,6 +62,28 @@ std::string find_recorder(RecorderKind kind) {
                            " found); set " + env_name + " to its path");
 }
 
+// The torch shim's start-up directory (collmc/record/_boot, whose sitecustomize.py installs the shim in a
+// Python program): $COLLMC_PYTHON (a directory holding the collmc package), else the package installed beside
+// this binary, else the one built with it; "" when there is none (the program is then recorded without it).
+std::string find_torch_shim_boot() {
+  std::vector<fs::path> roots;
+  if (const char* env = std::getenv("COLLMC_PYTHON"); env != nullptr && *env != '\0') roots.emplace_back(env);
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    roots.push_back(exe.parent_path() / COLLMC_PYTHON_FROM_BINARY);
+    roots.push_back(exe.parent_path() / ".." / "python");
+  }
+#ifdef COLLMC_PYTHON_BUILD_DIR
+  roots.emplace_back(COLLMC_PYTHON_BUILD_DIR);
+#endif
+  for (const auto& r : roots) {
+    const fs::path boot = r / "collmc" / "record" / "_boot";
+    if (fs::is_regular_file(boot / "sitecustomize.py", ec)) return fs::weakly_canonical(boot, ec).string();
+  }
+  return "";
+}
+
 // `name` as execvp would find it, or "" when it is not there.
 fs::path on_path(const std::string& name) {
   if (name.find('/') != std::string::npos) return fs::exists(name) ? fs::path(name) : fs::path();
@@ -291,8 +313,15 @@ int cmd_record(const std::vector<std::string>& args) {
   if (forward_with_x) {
     program.insert(program.begin() + 1, {"-x", "LD_PRELOAD=" + preload, "-x", "COLLMC_TRACE_DIR=" + dir.string()});
   }
+  // A Python program also gets the torch shim: PYTHONPATH starts with its start-up directory.
+  const std::string shim = find_torch_shim_boot();
+  std::string pythonpath = shim;
+  if (const char* old = std::getenv("PYTHONPATH"); old != nullptr && *old != '\0')
+    pythonpath = shim.empty() ? std::string(old) : shim + ":" + old;
+  if (forward_with_x && !shim.empty()) program.insert(program.begin() + 1, {"-x", "PYTHONPATH=" + pythonpath});
   std::cerr << "collmc record: " << (kind == RecorderKind::Mpi ? "MPI" : "NCCL") << " recorder " << recorder
-            << (forward_with_x ? " (handed to every rank with mpirun -x)" : "") << "\n";
+            << (forward_with_x ? " (handed to every rank with mpirun -x)" : "")
+            << (shim.empty() ? "" : "; torch shim " + shim) << "\n";
 
   // Like system(3): the program gets the terminal's signals and collmc waits for it; SIGINT and
   // SIGTERM that reach collmc are passed on (forward_signal) and the run is reported as interrupted.
@@ -315,6 +344,7 @@ int cmd_record(const std::vector<std::string>& args) {
     if (watched) setpgid(0, 0);  // its own process group, so the time limit stops all of it
     if (!forward_with_x) setenv("LD_PRELOAD", preload.c_str(), 1);
     setenv("COLLMC_TRACE_DIR", dir.c_str(), 1);
+    if (!pythonpath.empty()) setenv("PYTHONPATH", pythonpath.c_str(), 1);
     std::vector<char*> argv;
     for (const auto& a : program) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
@@ -387,7 +417,8 @@ int cmd_record(const std::vector<std::string>& args) {
     why_none = " (the program failed before any process made a call the recorder sees: see its output above)";
   else
     why_none = kind == RecorderKind::Mpi ? " (the program made no MPI call the recorder sees)"
-                                         : " (the program made no NCCL or CUDA runtime call the recorder sees)";
+                                         : " (the program made no NCCL or CUDA runtime call the recorder sees, and no "
+                                           "torch.distributed call the torch shim sees)";
   std::cerr << "collmc record: " << written.size() << " trace file" << (written.size() == 1 ? "" : "s") << " in "
             << dir.string() << (written.empty() ? why_none : "") << "\n";
   if (written.empty() && failed && !not_started && is_mpi_launcher(program[0]) && geteuid() == 0)

@@ -17,9 +17,13 @@ using model::Verdict;
 
 int cmd_test(const std::vector<std::string>& args) {
   po::options_description d = search_options();
-  d.add_options()("path", po::value<std::vector<std::string>>(), "file or directory");
+  d.add_options()("path", po::value<std::vector<std::string>>(), "file or directory")(
+      "junit", po::value<std::string>()->value_name("FILE"),
+      "also write the results as a JUnit XML report to FILE ('-': standard output, instead of the table), for CI");
   const auto [vm, paths] = parse_with_positional(args, d, "path", "test needs a file or directory");
   auto options = to_search(vm);
+  const std::string junit = vm.count("junit") ? vm["junit"].as<std::string>() : "";
+  if (!junit.empty()) check_writable(junit);  // before the checks, as check does for its outputs
   // A path that is not there is bad input (exit 2), not a failing scenario: say so before any work.
   for (const auto& p : paths) {
     struct stat st {};
@@ -33,7 +37,8 @@ int cmd_test(const std::vector<std::string>& args) {
   }
   std::vector<checker::SuiteRow> rows;
   for (const auto& f : files) rows.push_back(checker::run_scenario(f, options));
-  std::cout << report::suite_table(rows);
+  if (junit.empty() || !is_stdout(junit)) std::cout << report::suite_table(rows);
+  if (!junit.empty()) write_file(junit, report::suite_junit(rows));
   // Bad input (a file that does not load) outranks a disagreement, as in `check`.
   const bool bad = std::any_of(rows.begin(), rows.end(), [](const auto& r) { return !r.verdict; });
   const bool ok = std::all_of(rows.begin(), rows.end(), [](const auto& r) { return r.passed(); });

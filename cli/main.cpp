@@ -58,7 +58,8 @@ constexpr Command kCommands[] = {
      "Turn recorder traces, Flight Recorder dumps or NCCL logs into a scenario.",
      "exit: 0 imported, 2 bad input (traces that cannot be read or do not fit together)\n"},
     {"record", cmd_record, "record [options] [--] PROGRAM ARGS...",
-     "Run PROGRAM with the recorder preloaded, so every process writes a trace; exits as PROGRAM did. Ctrl-C "
+     "Run PROGRAM with the recorder preloaded (and, for a Python program, the torch shim on PYTHONPATH), so "
+     "every process writes a trace; exits as PROGRAM did. Ctrl-C "
      "(SIGINT) and SIGTERM are passed on to the program's process group; the traces written so far are kept.",
      "exit: the program's own status, 128+N when signal N ended it (130: Ctrl-C), 124 when --time-limit or\n"
      "      --hang-after stopped it, 127 when it could not be started, 2 bad input (a non-empty --out without "

@@ -41,4 +41,17 @@ if ls "$prefix"/lib*/collmc/libcollmc_record.so >/dev/null 2>&1 ||
 else
   echo "note: the recorder was not built (no NCCL headers): collmc record is not run"
 fi
+# The Python package (python/), installed beside the recorders: the CLI and the API through the installed collmc,
+# and the torch shim that the installed collmc record puts on PYTHONPATH.
+pkg=$(find "$prefix" -path '*/collmc/python/collmc/__init__.py' | head -1)
+[ -n "$pkg" ] || fail "the Python package is not installed"
+pydir=$(dirname "$(dirname "$pkg")")
+[ -f "$pydir/collmc/record/_boot/sitecustomize.py" ] || fail "the torch shim is not installed"
+expect_exit 1 env -u COLLMC PYTHONPATH="$pydir" /usr/bin/python3 -m collmc check reg_cross_order.cmc --quiet
+env -u COLLMC PYTHONPATH="$pydir" /usr/bin/python3 -c "
+import collmc, sys
+r = collmc.check('reg_cross_order.cmc')
+assert r.verdict == 'deadlock' and [h.rank for h in r.cycle] == [0, 1], r
+assert collmc.find_collmc() == sys.argv[1], collmc.find_collmc()
+" "$collmc" || fail "the installed Python package does not check through the installed collmc"
 echo "the installed collmc works from $elsewhere"

@@ -13,6 +13,9 @@ packages+=(libgraphviz-dev clang-format clang-tidy)
 packages+=(libabsl-dev libxxhash-dev)
 # simdjson (On-Demand) parses Flight Recorder JSON dumps at import.
 packages+=(libsimdjson-dev)
+# The Python package's tests (python/tests, issue 34): real torch.distributed programs on gloo (Debian's
+# torch 1.13, CPU) and the pytest plugin (pytest is not part of Debian's python3).
+packages+=(python3-torch python3-pytest)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

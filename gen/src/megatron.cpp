@@ -146,24 +146,29 @@ const char* late_name(LateSegments l) {
 
 }  // namespace
 
-std::string megatron_scenario(const MegatronConfig& c) {
-  std::vector<GroupFamily> families = megatron_groups(c);
-  // The registration list: dense FSDP group, expert FSDP group, and with N > 1 the outer (L1) group.
-  std::map<std::string, std::string> role = {{"dense", families[0].name}, {"expert", families[1].name}};
-  const bool has_outer = families.size() > 2;
-  if (has_outer) role["outer"] = families[2].name;
+namespace {
+
+// The scenario of Megatron-FSDP's registration over `families` (comm families; `role` names the family of
+// each registration group: dense, expert, outer), under `header` (# lines saying where the groups are from).
+std::string megatron_registration_scenario(std::vector<GroupFamily> families, std::map<std::string, std::string> role,
+                                           const MegatronConfig& c, const std::string& header) {
   // dense-ag: Megatron's separate all-gather communicator (create_all_gather_group,
   // DATA_PARALLEL_GROUP_WITH_CP_AG): the same ranks as the dense FSDP group, its own NCCL comm.
-  if (std::find(c.ubr_groups.begin(), c.ubr_groups.end(), "dense-ag") != c.ubr_groups.end()) {
-    GroupFamily ag{families[0].name + "_ag", families[0].megatron + "_AG", families[0].groups};
+  if (std::find(c.ubr_groups.begin(), c.ubr_groups.end(), "dense-ag") != c.ubr_groups.end() && role.count("dense")) {
+    const auto dense = std::find_if(families.begin(), families.end(),
+                                    [&](const GroupFamily& f) { return f.name == role.at("dense"); });
+    GroupFamily ag{dense->name + "_ag", dense->megatron + "_AG", dense->groups};
     role["dense-ag"] = ag.name;
     families.push_back(ag);
   }
   std::vector<std::string> chosen;
+  std::string known;
+  for (const auto& [r, f] : role)
+    if (r != "dense-ag") known += (known.empty() ? "" : ", ") + r;
   for (const auto& g : c.ubr_groups) {
     auto it = role.find(g);
-    require(it != role.end(), "unknown registration group '" + g + "' for this configuration (expected " +
-                                  std::string(has_outer ? "dense, expert, outer" : "dense, expert") + " or dense-ag)");
+    require(it != role.end(),
+            "unknown registration group '" + g + "' for this configuration (expected " + known + " or dense-ag)");
     chosen.push_back(it->second);
   }
   require(!chosen.empty(), "no registration group");
@@ -171,12 +176,8 @@ std::string megatron_scenario(const MegatronConfig& c) {
   const bool deadlock_expected = registration_deadlocks(chosen.size(), c.order, c.late_segments, true);
 
   std::ostringstream out;
-  out << "# Megatron-FSDP with NCCL user-buffer registration: world " << c.world << ", TP " << c.tp << ", CP " << c.cp
-      << ", PP " << c.pp << ", EP " << c.ep << ", ETP " << c.etp << ", " << c.dist_opt_instances
-      << " distributed-optimizer instance(s).\n"
-      << "# Groups from megatron/core/parallel_state.py (dense rank = tp + TP*(cp + CP*(dp + DP*pp)),\n"
-      << "# expert rank = etp + ETP*(ep + EP*(edp + EDP*pp))). Registration order: " << order_name(c.order)
-      << "; late segments: " << late_name(c.late_segments) << ".\n";
+  out << header << "Registration order: " << order_name(c.order) << "; late segments: " << late_name(c.late_segments)
+      << ".\n";
   out << "ranks " << c.world << "\nname \"megatron-fsdp W=" << c.world << " order=" << order_name(c.order)
       << " late=" << late_name(c.late_segments) << "\"\n";
   out << "expect " << (deadlock_expected ? "deadlock" : "safe") << "\n";
@@ -187,6 +188,71 @@ std::string megatron_scenario(const MegatronConfig& c) {
   }
   out << registration_body(chosen, c.order, c.late_segments, c.collectives, true, c.world);
   return out.str();
+}
+
+}  // namespace
+
+std::string megatron_scenario(const MegatronConfig& c) {
+  std::vector<GroupFamily> families = megatron_groups(c);
+  // The registration list: dense FSDP group, expert FSDP group, and with N > 1 the outer (L1) group.
+  std::map<std::string, std::string> role = {{"dense", families[0].name}, {"expert", families[1].name}};
+  if (families.size() > 2) role["outer"] = families[2].name;
+  std::ostringstream header;
+  header << "# Megatron-FSDP with NCCL user-buffer registration: world " << c.world << ", TP " << c.tp << ", CP "
+         << c.cp << ", PP " << c.pp << ", EP " << c.ep << ", ETP " << c.etp << ", " << c.dist_opt_instances
+         << " distributed-optimizer instance(s).\n"
+         << "# Groups from megatron/core/parallel_state.py (dense rank = tp + TP*(cp + CP*(dp + DP*pp)),\n"
+         << "# expert rank = etp + ETP*(ep + EP*(edp + EDP*pp))). ";
+  return megatron_registration_scenario(std::move(families), std::move(role), c, header.str());
+}
+
+const std::vector<std::pair<std::string, std::vector<std::string>>>& megatron_group_roles() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> roles = {
+      {"dense", {"INTRA_PARTIAL_DATA_PARALLEL_GROUP_WITH_CP", "DATA_PARALLEL_GROUP_WITH_CP"}},
+      {"expert",
+       {"HIERARCHICAL_EXPERT_DATA_PARALLEL_GROUP_L0", "INTRA_PARTIAL_EXPERT_DATA_PARALLEL_GROUP",
+        "EXPERT_DATA_PARALLEL_GROUP"}},
+      {"outer", {"HIERARCHICAL_EXPERT_DATA_PARALLEL_GROUP_L1", "INTER_PARTIAL_EXPERT_DATA_PARALLEL_GROUP"}},
+  };
+  return roles;
+}
+
+std::string megatron_scenario_from_groups(const std::vector<GroupFamily>& built, const MegatronConfig& c,
+                                          const std::string& source) {
+  std::vector<GroupFamily> families;
+  std::map<std::string, std::string> role;
+  for (const auto& [r, names] : megatron_group_roles()) {
+    for (const auto& n : names) {
+      auto it = std::find_if(built.begin(), built.end(), [&](const GroupFamily& f) { return f.megatron == n; });
+      if (it == built.end()) continue;
+      GroupFamily f = *it;
+      f.name = r == "dense" ? "intra_dp_cp" : r == "expert" ? "hier_edp_l0" : "hier_edp_l1";
+      // Every rank must be in one instance of the family for `register FAMILY` to name one group.
+      std::vector<int> seen(static_cast<size_t>(c.world), 0);
+      for (const auto& g : f.groups)
+        for (int m : g) {
+          require(m >= 0 && m < c.world,
+                  n + ": rank " + std::to_string(m) + " is outside the world of " + std::to_string(c.world));
+          ++seen[static_cast<size_t>(m)];
+        }
+      require(std::all_of(seen.begin(), seen.end(), [](int k) { return k == 1; }),
+              n + ": the groups the job built do not hold every rank exactly once");
+      role[r] = f.name;
+      families.push_back(std::move(f));
+      break;
+    }
+  }
+  require(
+      role.count("dense") || role.count("expert"),
+      "the job's groups hold none of Megatron-LM's data-parallel groups (INTRA_PARTIAL_DATA_PARALLEL_GROUP_WITH_CP, "
+      "DATA_PARALLEL_GROUP_WITH_CP, EXPERT_DATA_PARALLEL_GROUP, ...): are they named (group_desc)?");
+  MegatronConfig config = c;
+  if (config.ubr_groups.empty())
+    for (const auto& [r, f] : role) config.ubr_groups.push_back(r);
+  std::ostringstream header;
+  header << "# Megatron-FSDP with NCCL user-buffer registration over the groups the job built (" << source
+         << "): world " << c.world << ".\n# ";
+  return megatron_registration_scenario(std::move(families), std::move(role), config, header.str());
 }
 
 std::string pytorch_pool_scenario(const PytorchPoolConfig& c) {

@@ -31,4 +31,81 @@ std::string suite_table(const std::vector<checker::SuiteRow>& rows) {
   return out.str();
 }
 
+namespace {
+
+// Text for an XML attribute or element (written here: five characters to escape, and the control characters
+// XML 1.0 forbids).
+std::string xml_text(const std::string& in) {
+  std::string out;
+  for (char c : in) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r')
+          out += '?';
+        else
+          out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string suite_junit(const std::vector<checker::SuiteRow>& rows) {
+  size_t failures = 0, errors = 0;
+  double seconds = 0;
+  for (const auto& r : rows) {
+    if (!r.verdict)
+      ++errors;
+    else if (!r.passed())
+      ++failures;
+    seconds += r.seconds;
+  }
+  std::ostringstream out;
+  char time[64];
+  std::snprintf(time, sizeof time, "%.3f", seconds);
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      << "<testsuites tests=\"" << rows.size() << "\" failures=\"" << failures << "\" errors=\"" << errors
+      << "\" time=\"" << time << "\">\n"
+      << "  <testsuite name=\"collmc\" tests=\"" << rows.size() << "\" failures=\"" << failures << "\" errors=\""
+      << errors << "\" skipped=\"0\" time=\"" << time << "\">\n";
+  for (const auto& r : rows) {
+    const size_t slash = r.path.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : r.path.substr(0, slash);
+    std::snprintf(time, sizeof time, "%.3f", r.seconds);
+    out << "    <testcase classname=\"" << xml_text(dir) << "\" name=\"" << xml_text(r.path) << "\" time=\"" << time
+        << "\"";
+    const std::string verdict = r.verdict ? std::string(model::verdict_name(*r.verdict)) : "";
+    const std::string expected = r.expected ? std::string(model::verdict_name(*r.expected)) : "";
+    if (!r.verdict) {
+      out << ">\n      <error message=\"" << xml_text(r.error) << "\" type=\"bad input\"/>\n    </testcase>\n";
+    } else if (!r.passed()) {
+      const std::string message = r.expected ? "verdict " + verdict + ", expected " + expected
+                                             : "verdict " + verdict + ", and the scenario has no expect line";
+      out << ">\n      <failure message=\"" << xml_text(message) << "\" type=\"" << xml_text(verdict) << "\">"
+          << xml_text(r.path + ": " + message + " (" + std::to_string(r.states) + " states)")
+          << "</failure>\n    </testcase>\n";
+    } else {
+      out << "/>\n";
+    }
+  }
+  out << "  </testsuite>\n</testsuites>\n";
+  return out.str();
+}
+
 }  // namespace collmc::report

@@ -76,6 +76,7 @@ std::string source_title(const std::string& format) {
   if (format == "nccl-log") return "NCCL INFO logs";
   if (format == "recorder") return "collmc recorder traces";
   if (format == "mpi-recorder") return "MPI recorder traces";
+  if (format == "torch") return "torch shim traces";
   return "the imported traces";
 }
 
@@ -148,7 +149,8 @@ class Emitter {
       out_ << "\n";
       out_ << "comm " << name << " = [";
       for (size_t i = 0; i < members.size(); ++i) out_ << (i ? ", " : "") << members[i];
-      out_ << "]" << (c.origin == CommOrigin::Preexisting ? "" : " uninit") << "\n";
+      out_ << "]" << (c.origin == CommOrigin::Preexisting ? "" : " uninit")
+           << (c.host_blocking && !trace_.mpi ? " mpi" : "") << "\n";
     }
     out_ << "\n";
   }

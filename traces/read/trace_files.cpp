@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "collmc/traces/import.h"
+#include "collmc/traces/torch_shim_reader.h"
 
 namespace collmc::traces {
 
@@ -244,7 +245,11 @@ Trace import_traces(const std::vector<std::string>& paths, TraceFormat format, c
       // wildcard receive may take any sender), so collectives the run completed can still take part in a hang the check
       // must find (MBI CallOrdering_Recv_Send_Bcast_nok: Open MPI's eager MPI_Bcast let the run complete). MPI traces
       // are small: nothing needs leaving out.
-      trace = read_recorder_traces(files, options.full_history, options.threads);
+      // The torch shim's files (and the NCCL recorder's beside them, which its reader correlates) have their reader.
+      if (std::any_of(files.begin(), files.end(), [](const std::string& f) { return is_torch_shim_file(f); }))
+        trace = read_torch_shim_traces(files, options.full_history);
+      else
+        trace = read_recorder_traces(files, options.full_history, options.threads);
       break;
     case TraceFormat::FlightRecorder:
       trace = read_flight_recorder(files, options.full_history, options.threads);  // trims as it reads

@@ -29,6 +29,7 @@ using Json = nlohmann::ordered_json;
 constexpr uint64_t kFormatVersion = 1;
 constexpr const char* kNcclFormat = "collmc-recorder";     // libcollmc_record.so
 constexpr const char* kMpiFormat = "collmc-mpi-recorder";  // libcollmc_record_mpi.so
+constexpr const char* kTorchFormat = "collmc-torch";       // the torch shim (python/collmc/record), its own reader
 constexpr int64_t kNcclInProgress = 7;
 constexpr int64_t kSplitNoColor = -1;
 
@@ -120,8 +121,8 @@ RecorderLine parse_line(const std::string& name, int number, const std::string& 
   const std::string ev = j["ev"].get<std::string>();
   if (ev == "process") {
     f.require_string("format");
-    if (j["format"] != kNcclFormat && j["format"] != kMpiFormat)
-      f.fail("format", "expected \"format\":\"collmc-recorder\" or \"collmc-mpi-recorder\"");
+    if (j["format"] != kNcclFormat && j["format"] != kMpiFormat && j["format"] != kTorchFormat)
+      f.fail("format", "expected \"format\":\"collmc-recorder\", \"collmc-mpi-recorder\" or \"collmc-torch\"");
     f.require_integer("version", true);
     if (j["version"].get<uint64_t>() != kFormatVersion)
       f.fail("version", "this collmc reads recorder format version " + std::to_string(kFormatVersion));
@@ -646,6 +647,8 @@ void read_file(const std::string& name, const std::string& text, bool slow_lines
     if (lines.size() == 0) throw TraceInputError(name, 0, 0, 0, "the file holds no event: expected a recorder trace");
     if (lines[0].find("ev", 0)->text != "process")
       throw TraceInputError(name, 1, 1, 0, "expected a \"process\" line first (a collmc recorder trace)");
+    if (const FlatValue* format = lines[0].find("format"); format != nullptr && format->text == kTorchFormat)
+      throw TraceInputError(name, 1, 1, 0, "a torch shim trace: its reader is read_torch_shim_traces");
     if (lines[0].find("format")->text == kMpiFormat) {
       // The MPI recorder's reader reads RecorderFiles (its traces are small).
       result.mpi = true;

@@ -38,6 +38,14 @@ struct GroupFamily {
 // Throws std::invalid_argument with the reason when sizes do not divide.
 std::vector<GroupFamily> megatron_groups(const MegatronConfig& config);
 std::string megatron_scenario(const MegatronConfig& config);
+// The same registration over the groups a job really built (Flight Recorder pg_config, the torch shim's records):
+// `built` holds each group family by its Megatron-LM name (`megatron`: the group_desc, e.g.
+// INTRA_PARTIAL_DATA_PARALLEL_GROUP_WITH_CP) with its instances; the roles dense, expert and outer are found by
+// those names (megatron_group_roles). Uses config's world, ubr_groups, order, late_segments, collectives.
+std::string megatron_scenario_from_groups(const std::vector<GroupFamily>& built, const MegatronConfig& config,
+                                          const std::string& source);
+// For each registration role, the Megatron-LM group names (group_desc) that play it, preferred first.
+const std::vector<std::pair<std::string, std::vector<std::string>>>& megatron_group_roles();
 
 // Plain PyTorch process groups sharing one symmetric pool (register_mem_pool on each, in list order).
 // Group specs: `NAME:all`, `NAME:consecutive:K` (blocks of K ranks), `NAME:strided:K` (K ranks

@@ -52,6 +52,9 @@ struct Communicator {
   CommOrigin origin = CommOrigin::Preexisting;
   std::string parent;  // split: the parent's id
   std::optional<int64_t> split_color;
+  // Its calls block the host as MPI's do (SEMANTICS.md §6): a gloo process group (the torch shim), written
+  // `comm NAME = [...] mpi` in an nccl-profile scenario.
+  bool host_blocking = false;
   // Collectives every member completed that the import left out before the first kept one (trim_history).
   uint64_t dropped_collectives = 0;
 };
