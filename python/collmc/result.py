@@ -94,8 +94,11 @@ _ORIGIN = re.compile(r"\s#\s(.*)$")
 class _Lines:
     """The scenario's lines, read once, for the origin comments."""
 
-    def __init__(self, path: Optional[str], text: Optional[str]) -> None:
+    def __init__(self, path: Optional[str], text: Optional[str], origins: Optional[dict[int, str]] = None) -> None:
         self._lines: list[str] = []
+        self._origins = origins
+        if origins is not None:
+            return
         try:
             if text is not None:
                 self._lines = text.splitlines()
@@ -105,6 +108,8 @@ class _Lines:
             self._lines = []
 
     def origin(self, line: int) -> str:
+        if self._origins is not None:
+            return self._origins.get(line, "")
         if 1 <= line <= len(self._lines):
             m = _ORIGIN.search(self._lines[line - 1])
             if m:
@@ -131,12 +136,13 @@ def _location_text(text: Optional[str], lines: _Lines) -> Optional[Location]:
 
 
 def parse_result(j: dict[str, Any], *, exit_code: int, report: str = "",
-                 scenario_text: Optional[str] = None) -> Result:
-    """A Result from the JSON result object (format collmc-result, version 1)."""
+                 scenario_text: Optional[str] = None, origins: Optional[dict[int, str]] = None) -> Result:
+    """A Result from the JSON result object (format collmc-result, version 1). The origin comments come from
+    `origins` (scenario line -> origin), else `scenario_text`, else the scenario file the result names."""
     if j.get("format") != "collmc-result" or j.get("version") != 1:
         raise ValueError("not a collmc-result version 1 object")
     path = str(j.get("scenario", {}).get("file", ""))
-    lines = _Lines(path if scenario_text is None else None, scenario_text)
+    lines = _Lines(path if scenario_text is None else None, scenario_text, origins)
     calls = {int(c["id"]): c for c in j.get("calls", [])}
     comms = {int(c["id"]): str(c["name"]) for c in j.get("comms", [])}
 
@@ -177,3 +183,27 @@ def parse_result(j: dict[str, Any], *, exit_code: int, report: str = "",
                   cycles=cycles, explanations=[str(x) for x in graph.get("explanations", [])], positions=positions,
                   schedule=schedule, violation=j.get("violation"), observed=j.get("observed"), limit=j.get("limit"),
                   report=report, json=j)
+
+
+def compact_result(j: dict[str, Any], scenario_text: str) -> dict[str, Any]:
+    """What a Result needs of a JSON result, at any world size: the verdict, the cycle and the calls, ranks and
+    origins on it (not every call, program and rank's position: at 16k ranks those are megabytes that every rank
+    would fetch). Returns {"json": ..., "origins": {line: origin}} for parse_result(json, origins=...)."""
+    graph = j.get("wait_for_graph") or {}
+    on_cycle = {int(n) for c in graph.get("cycles", []) for n in c}
+    nodes = [n for n in graph.get("nodes", []) if int(n["id"]) in on_cycle]
+    ranks = {int(n.get("rank", -1)) for n in nodes}
+    wanted = {int(n["call"]) for n in nodes if n.get("call") is not None}
+    blocked = [b for b in j.get("blocked", []) if int(b["rank"]) in ranks]
+    wanted |= {int(b["call"]) for b in blocked if b.get("call") is not None}
+    if j.get("violation") and j["violation"].get("call") is not None:
+        wanted.add(int(j["violation"]["call"]))
+    calls = [c for c in j.get("calls", []) if int(c["id"]) in wanted]
+    out = {k: j[k] for k in ("format", "version", "scenario", "expect", "verdict", "agrees", "observed", "limit",
+                             "notes", "violation", "statistics", "comms") if k in j}
+    out.update(calls=calls, blocked=blocked, schedule=[], programs=[],
+               wait_for_graph={"nodes": nodes, "edges": [e for e in graph.get("edges", []) if e.get("on_cycle")],
+                               "cycles": graph.get("cycles", []), "explanations": graph.get("explanations", [])[:4]})
+    lines = _Lines(None, scenario_text)
+    origins = {int(c["location"]["line"]): lines.origin(int(c["location"]["line"])) for c in calls if "location" in c}
+    return {"json": out, "origins": {str(k): v for k, v in origins.items() if v}}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import collmc
 import collmc.torch as ct
+from collmc.result import compact_result, parse_result
 
 SOURCE = Path(os.environ.get("COLLMC_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 
@@ -201,6 +202,25 @@ class PrecheckScenarioTest(unittest.TestCase):
         r = collmc.check(ct.scenario_of(self.plans(["g2", "g1"]), 2, "pools"))
         self.assertEqual(r.verdict, "deadlock")
         self.assertEqual(sorted(r.origins()), ["a.py:1:f", "a.py:3:f"])
+
+    def test_what_every_rank_fetches_stays_small(self) -> None:
+        # W = 256: every rank registers on its pair group and on a world group; rank 255 in the other order.
+        world = 256
+        plans: dict[int, list[dict[str, object]]] = {}
+        for r in range(world):
+            pair = {"op": "register", "group": f"p{r // 2}", "ranks": [r - r % 2, r - r % 2 + 1], "backend": "nccl",
+                    "label": f"pair{r // 2}", "buffer": "pool", "source": f"a.py:1:f"}
+            everyone = {"op": "register", "group": "w", "ranks": list(range(world)), "backend": "nccl", "label": "w",
+                        "buffer": "pool", "source": "a.py:2:f"}
+            plans[r] = [everyone, pair] if r == world - 1 else [pair, everyone]
+        text = ct.scenario_of(plans, world, "pools")
+        full = collmc.check(text)
+        self.assertEqual(full.verdict, "deadlock")
+        small = compact_result(full.json, text)
+        self.assertLess(len(json.dumps(small)), len(json.dumps(full.json)) / 10)
+        r = parse_result(small["json"], exit_code=1, origins={int(k): v for k, v in small["origins"].items()})
+        self.assertEqual([(h.rank, h.call, h.comm) for h in r.cycle], [(h.rank, h.call, h.comm) for h in full.cycle])
+        self.assertEqual(r.origins(), full.origins())
 
     def test_one_order_is_safe(self) -> None:
         self.assertEqual(collmc.check(ct.scenario_of(self.plans(["g1", "g2"]), 2, "pools")).verdict, "safe")

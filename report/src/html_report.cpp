@@ -2,6 +2,7 @@
 // fetched). The time line is a CSS grid per rank lane; every lane uses the same fixed column widths,
 // so the lanes line up and a device completion is drawn as one connector made of a piece per lane.
 #include "collmc/report/html_report.h"
+#include "markup.h"
 
 #include <algorithm>
 #include <cmath>
@@ -22,32 +23,7 @@ using checker::WaitNode;
 
 namespace {
 
-std::string esc(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+std::string esc(std::string_view s) { return escape_markup(s); }
 
 std::string fmt(const char* f, double v) {
   char buf[64];

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "collmc/model/operations.h"
+#include "markup.h"
 
 namespace collmc::report {
 
@@ -33,35 +34,12 @@ std::string suite_table(const std::vector<checker::SuiteRow>& rows) {
 
 namespace {
 
-// Text for an XML attribute or element (written here: five characters to escape, and the control characters
-// XML 1.0 forbids).
+// Text for an XML attribute or element: the control characters XML 1.0 forbids become '?', then the markup.
 std::string xml_text(const std::string& in) {
-  std::string out;
-  for (char c : in) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r')
-          out += '?';
-        else
-          out += c;
-    }
-  }
-  return out;
+  std::string clean = in;
+  for (char& c : clean)
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') c = '?';
+  return escape_markup(clean);
 }
 
 }  // namespace

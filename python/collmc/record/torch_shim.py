@@ -187,32 +187,46 @@ def _group_ranks(pg: Any) -> list[int]:
     return []
 
 
+def describe_group(pg: Any) -> tuple[str, str, str]:
+    """(name, description, backend) of a process group as this torch version has them ("" where it has none):
+    torch 2.x's group_name and group_desc, 1.13's _pg_names; the backend as get_backend says it."""
+    c10d = _c10d()
+    name = desc = backend = ""
+    if c10d is None or pg is None:
+        return name, desc, backend
+    try:
+        name = str(getattr(pg, "group_name", "") or "")
+    except Exception:
+        name = ""
+    if not name:
+        names = getattr(c10d, "_pg_names", None)
+        if names is None:
+            w = getattr(c10d, "_world", None)
+            names = getattr(w, "pg_names", None) if w is not None else None
+        if names is not None and pg in names:
+            name = str(names[pg])
+    try:
+        desc = str(getattr(pg, "group_desc", "") or "")
+    except Exception:
+        desc = ""
+    try:
+        backend = str(c10d.get_backend(pg))
+    except Exception:
+        backend = ""
+    return name, desc, backend
+
+
+def group_ranks(pg: Any) -> list[int]:
+    """The group's global ranks in group-rank order."""
+    return _group_ranks(pg)
+
+
 def _group_fields(pg: Any, index: int, ranks_hint: Optional[list[int]] = None) -> dict[str, Any]:
     c10d = _c10d()
     out: dict[str, Any] = {"pg": index}
     member = pg is not None and index >= 0
     out["member"] = 1 if member else 0
-    name = desc = backend = ""
-    if member and c10d is not None:
-        try:
-            name = str(getattr(pg, "group_name", "") or "")
-        except Exception:
-            name = ""
-        if not name:
-            names = getattr(c10d, "_pg_names", None)
-            if names is None:
-                w = getattr(c10d, "_world", None)
-                names = getattr(w, "pg_names", None) if w is not None else None
-            if names is not None and pg in names:
-                name = str(names[pg])
-        try:
-            desc = str(getattr(pg, "group_desc", "") or "")
-        except Exception:
-            desc = ""
-        try:
-            backend = str(c10d.get_backend(pg))
-        except Exception:
-            backend = ""
+    name, desc, backend = describe_group(pg) if member else ("", "", "")
     ranks = _group_ranks(pg) if member else []
     if not ranks and ranks_hint is not None:
         ranks = ranks_hint

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from collmc import HangPredicted, Result, check
+from collmc.record.torch_shim import describe_group, group_ranks
+from collmc.result import compact_result, parse_result
 
 __all__ = ["Plan", "PlannedCall", "precheck", "check_plan", "scenario_of", "HangPredicted"]
 
@@ -63,33 +65,10 @@ def _source() -> str:
 def _group_identity(group: Any) -> tuple[str, list[int], str, str]:
     """(key, ranks, backend, label) of a process group, alike on every member."""
     d = _torch_dist()
-    c10d = sys.modules.get("torch.distributed.distributed_c10d")
     if group is None:
         group = d.group.WORLD
-    try:
-        ranks = [int(r) for r in d.get_process_group_ranks(group)]
-    except Exception:
-        table = getattr(c10d, "_pg_group_ranks", {})
-        ranks = [g for g, _ in sorted(table[group].items(), key=lambda kv: kv[1])] if group in table else []
-    if group is d.group.WORLD or group is getattr(getattr(c10d, "GroupMember", None), "WORLD", None):
-        ranks = list(range(d.get_world_size()))
-    name = ""
-    try:
-        name = str(getattr(group, "group_name", "") or "")
-    except Exception:
-        name = ""
-    if not name and c10d is not None:
-        names = getattr(c10d, "_pg_names", {})
-        name = str(names.get(group, "")) if hasattr(names, "get") else ""
-    desc = ""
-    try:
-        desc = str(getattr(group, "group_desc", "") or "")
-    except Exception:
-        desc = ""
-    try:
-        backend = str(d.get_backend(group))
-    except Exception:
-        backend = ""
+    ranks = list(range(d.get_world_size())) if group is d.group.WORLD else group_ranks(group)
+    name, desc, backend = describe_group(group)
     label = desc if desc and desc != "undefined" else ("default_pg" if name == "0" else f"pg{name}")
     return f"{name}:{','.join(map(str, ranks))}", ranks, backend, label
 
@@ -201,17 +180,17 @@ def check_plan(plan: Plan, *, store: Any = None, rank: Optional[int] = None, wor
         text = scenario_of(plans, world, plan.phase)
         try:
             result = check(text)
-            payload = json.dumps({"verdict": result.verdict, "scenario": text, "json": result.json,
-                                  "exit_code": result.exit_code, "report": result.report})
+            # Every rank fetches this: the verdict, and of a hang only what is on the cycle (compact_result).
+            payload = json.dumps({"verdict": result.verdict, "exit_code": result.exit_code,
+                                  "report": result.report[:8000], **compact_result(result.json, text)})
         except Exception as e:  # the check itself failed: every rank must hear it
-            payload = json.dumps({"error": f"{type(e).__name__}: {e}", "scenario": text})
+            payload = json.dumps({"error": f"{type(e).__name__}: {e}"})
         store.set(f"{prefix}/result", payload)
     answer = json.loads(_get(store, f"{prefix}/result", timeout))
     if "error" in answer:
         raise RuntimeError(f"precheck '{plan.phase}': the check failed on rank {checker_rank}: {answer['error']}")
-    from collmc.result import parse_result
     result = parse_result(answer["json"], exit_code=int(answer["exit_code"]), report=answer["report"],
-                          scenario_text=answer["scenario"])
+                          origins={int(k): v for k, v in answer["origins"].items()})
     if result.verdict not in ("safe", "inconclusive"):
         sources = [h.location.origin for h in result.cycle if h.location is not None and h.location.origin]
         hops = "; ".join(result.explanations[:1]) or result.verdict
