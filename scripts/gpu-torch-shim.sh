@@ -31,6 +31,10 @@ for mode in same opposite; do
     -o "$out/traces-$mode" -- "$python" -m collmc.launch 2 "$here/tests/gpu_fixtures/shim_mempool.py" "$mode"
   rc=$?
   echo "== $mode: collmc record exit $rc after $(($(date +%s) - t0)) s"
+  for f in "$out/traces-$mode"/*.jsonl; do
+    echo "-- $(basename "$f"): $(wc -l <"$f") lines"
+    grep -c '"ev":"enter"' "$f" | sed 's/^/   enters: /'
+  done
   tar -C "$out" -cf "$out/traces-$mode.tar" "traces-$mode" && rm -rf "${out:?}/traces-$mode"
   if [ "$mode" = same ] && [ $rc -ne 0 ]; then status=1; fi
   if [ "$mode" = opposite ] && [ $rc -ne 124 ]; then status=1; fi

@@ -199,10 +199,13 @@ def compact_result(j: dict[str, Any], scenario_text: str) -> dict[str, Any]:
     if j.get("violation") and j["violation"].get("call") is not None:
         wanted.add(int(j["violation"]["call"]))
     calls = [c for c in j.get("calls", []) if int(c["id"]) in wanted]
+    edges = [e for e in graph.get("edges", []) if e.get("on_cycle")]
+    used = {int(e["comm"]) for e in edges if "comm" in e} | {int(c["comm"]) for c in calls if "comm" in c}
+    comms = [dict(c, members=[]) for c in j.get("comms", []) if int(c["id"]) in used]  # names, not members
     out = {k: j[k] for k in ("format", "version", "scenario", "expect", "verdict", "agrees", "observed", "limit",
-                             "notes", "violation", "statistics", "comms") if k in j}
-    out.update(calls=calls, blocked=blocked, schedule=[], programs=[],
-               wait_for_graph={"nodes": nodes, "edges": [e for e in graph.get("edges", []) if e.get("on_cycle")],
+                             "notes", "violation", "statistics") if k in j}
+    out.update(comms=comms, calls=calls, blocked=blocked, schedule=[], programs=[],
+               wait_for_graph={"nodes": nodes, "edges": edges,
                                "cycles": graph.get("cycles", []), "explanations": graph.get("explanations", [])[:4]})
     lines = _Lines(None, scenario_text)
     origins = {int(c["location"]["line"]): lines.origin(int(c["location"]["line"])) for c in calls if "location" in c}

@@ -193,7 +193,7 @@ class TorchShimReaderTest(unittest.TestCase):
 class PrecheckScenarioTest(unittest.TestCase):
     def plans(self, order1: list[str]) -> dict[int, list[dict[str, object]]]:
         def call(g: str, src: str) -> dict[str, object]:
-            return {"op": "register", "group": f"{g}:0,1", "ranks": [0, 1], "backend": "nccl", "label": g,
+            return {"op": "register", "group": f"{g}:0,1", "ranks": "0:1:1", "backend": "nccl", "label": g,
                     "buffer": "pool", "source": src}
         return {0: [call("g1", "a.py:1:f"), call("g2", "a.py:2:f")],
                 1: [call(g, f"a.py:{3 + i}:f") for i, g in enumerate(order1)]}

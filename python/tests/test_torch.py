@@ -62,6 +62,17 @@ class RecordTwoGroupsTest(unittest.TestCase):
             self.assertIn("any_order", opened.text)
             self.assertEqual(collmc.check(opened.path).verdict, "deadlock")
 
+    def test_collmc_record_variable_without_collmc_record(self) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "traces")
+            env = dict(os.environ, COLLMC_RECORD=out, PYTHONPATH=os.pathsep.join(sys.path))
+            p = subprocess.run([sys.executable, "-m", "collmc.launch", "2", "-m", "collmc.record",
+                                str(PROGRAMS / "two_groups.py"), "same"], capture_output=True, text=True, timeout=120,
+                               env=env, check=False)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(len(list(Path(out).glob("collmc-trace.*.torch.jsonl"))), 2)
+            self.assertEqual(collmc.check(collmc.import_traces(out).path).verdict, "safe")
+
     def test_shim_lines_pair_and_say_the_groups(self) -> None:
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "traces")

@@ -15,6 +15,7 @@ binary on one rank (rank 0 of the default group). Standard library only; torch i
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -37,8 +38,9 @@ _OPS = {"register": "register", "deregister": "deregister", "all_reduce": "all_r
 @dataclass
 class PlannedCall:
     op: str
-    group: str  # the group's key: its PyTorch name and ranks, the same on every member
-    ranks: list[int]
+    group: str  # the group's key: its PyTorch name and a hash of its ranks, the same on every member
+    ranks: Any  # its global ranks ("first:last:step" when they are one, else a list)
+
     backend: str
     label: str
     buffer: str = ""
@@ -70,7 +72,23 @@ def _group_identity(group: Any) -> tuple[str, list[int], str, str]:
     ranks = list(range(d.get_world_size())) if group is d.group.WORLD else group_ranks(group)
     name, desc, backend = describe_group(group)
     label = desc if desc and desc != "undefined" else ("default_pg" if name == "0" else f"pg{name}")
-    return f"{name}:{','.join(map(str, ranks))}", ranks, backend, label
+    digest = hashlib.sha1(",".join(map(str, ranks)).encode()).hexdigest()[:16]
+    return f"{name}#{digest}", ranks, backend, label
+
+
+def _ranks_text(ranks: list[int]) -> Any:
+    """A group's ranks as the plan carries them: "first:last:step" for a progression (a world group of 16k ranks
+    is a few bytes, not 100 KB on every rank), else the list."""
+    if len(ranks) >= 2 and all(ranks[i + 1] - ranks[i] == ranks[1] - ranks[0] > 0 for i in range(len(ranks) - 1)):
+        return f"{ranks[0]}:{ranks[-1]}:{ranks[1] - ranks[0]}"
+    return list(ranks)
+
+
+def _ranks_of(text: Any) -> list[int]:
+    if isinstance(text, str):
+        first, last, step = (int(x) for x in text.split(":"))
+        return list(range(first, last + 1, step))
+    return [int(r) for r in text]
 
 
 @dataclass
@@ -83,7 +101,7 @@ class Plan:
         if op not in _OPS:
             raise ValueError(f"precheck: unknown call '{op}' (expected one of {', '.join(sorted(_OPS))})")
         key, ranks, backend, label = _group_identity(group)
-        self.calls.append(PlannedCall(op, key, ranks, backend, label, buffer, source or _source()))
+        self.calls.append(PlannedCall(op, key, _ranks_text(ranks), backend, label, buffer, source or _source()))
         return self
 
     def register(self, group: Any = None, buffer: str = "pool", *, source: Optional[str] = None) -> "Plan":
@@ -119,7 +137,10 @@ def scenario_of(plans: dict[int, list[dict[str, Any]]], world: int, phase: str =
         for c in calls:
             if c["group"] not in names:
                 _safe_name(c["label"], names, c["group"])
-                comms[c["group"]] = (c["ranks"], "gloo" in c["backend"] and "nccl" not in c["backend"])
+                comms[c["group"]] = ([], "gloo" in c["backend"] and "nccl" not in c["backend"])
+            if c["ranks"] and not comms[c["group"]][0]:
+                comms[c["group"]] = (_ranks_of(c["ranks"]), comms[c["group"]][1])
+
     out = [f"# collmc precheck of phase '{phase}': the calls each rank planned", f"ranks {world}",
            f"name \"precheck {phase}\"", ""]
     for key, (ranks, host) in comms.items():
