@@ -11,6 +11,7 @@
 #include "collmc/traces/open_orders.h"
 #include "collmc/traces/pickle.h"
 #include "collmc/traces/recorder_reader.h"
+#include "collmc/traces/torch_shim_reader.h"
 #include "collmc/traces/trace.h"
 #include "test_support.h"
 
@@ -95,6 +96,21 @@ TEST(TraceFuzzCorpus, RecorderReader) {
                      return scenario_parses(traces::read_recorder_buffers(files));
                    }),
             0u);
+}
+
+TEST(TraceFuzzCorpus, TorchShimReader) {
+  // As fuzz_torch_shim splits its input: two files at the first blank line, each read as its first line says.
+  for (bool full : {true, false})
+    EXPECT_GT(replay("torch_shim",
+                     [full](const std::string& b) {
+                       std::vector<std::pair<std::string, std::string>> files;
+                       const size_t cut = b.find("\n\n");
+                       files.emplace_back("collmc-trace.h.1.torch.jsonl",
+                                          b.substr(0, cut == std::string::npos ? b.size() : cut + 1));
+                       if (cut != std::string::npos) files.emplace_back("collmc-trace.h.1.jsonl", b.substr(cut + 2));
+                       return scenario_parses(traces::read_torch_shim_buffers(files, full));
+                     }),
+              0u);
 }
 
 }  // namespace
