@@ -22,6 +22,8 @@ constexpr int kExitInconclusive = 3;
 // The model finds no hang, but the scenario was imported from a run that hung (`observed hung`): the
 // hang lies outside what the source recorded (docs/TRACES.md, "When the model finds no hang in a hung run").
 constexpr int kExitUnexplainedHang = 4;
+// collmc record --watch, collmc watch: a hang was named while the job ran (the diagnosis and scenario written).
+constexpr int kExitHangNamed = 5;
 constexpr int kExitInterrupted = 130;  // 128 + SIGINT, as the shell reports it
 
 // The more severe of two exit statuses, whatever order the files came in: an interrupt (130), then bad

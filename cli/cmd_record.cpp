@@ -1,4 +1,5 @@
-// collmc record [--out DIR] [--recorder auto|nccl|mpi] [--time-limit S] [--hang-after S] -- PROGRAM ARGS...:
+// collmc record [--out DIR] [--recorder auto|nccl|mpi] [--time-limit S] [--hang-after S]
+//               [--watch [--on-hang report|abort|CMD] [--watch-html]] -- PROGRAM ARGS...:
 // runs PROGRAM
 // with a recorder preloaded (libcollmc_record.so for NCCL, libcollmc_record_mpi.so for MPI programs), so
 // every process it starts writes DIR/collmc-trace.<host>.<pid>.jsonl; then lists the files written and
@@ -18,11 +19,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "cli_common.h"
 #include "collmc/traces/recorder_reader.h"
+#include "collmc/watch/job_control.h"
+#include "collmc/watch/watcher.h"
 #include "commands.h"
+#include "watch_actions.h"
 
 namespace collmc::cli {
 namespace {
@@ -242,6 +247,8 @@ const char* signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGT
 
 }  // namespace
 
+
+
 int cmd_record(const std::vector<std::string>& args) {
   po::options_description d;
   d.add_options()("out,o", po::value<std::string>()->default_value("collmc-traces")->value_name("DIR"),
@@ -258,7 +265,17 @@ int cmd_record(const std::vector<std::string>& args) {
       "hang-after", po::value<double>()->value_name("S"),
       "stop the program as --time-limit does, and exit 124, once no process has written a trace line for S "
       "seconds while every process that still runs is inside a call it entered (and every rank of the "
-      "world has started): a hung run, stopped in seconds instead of at --time-limit");
+      "world has started): a hung run, stopped in seconds instead of at --time-limit")(
+      "watch",
+      "follow the traces while the program runs and name a hang as soon as it is certain: ranks in calls that "
+      "wait for each other and can never return, whatever the other ranks do (docs/TRACES.md, \"Watching a "
+      "job\"); prints the check's diagnosis and writes the scenario of the calls so far to DIR/watch/hang.cmc")(
+      "on-hang", po::value<std::string>()->value_name("ACTION"),
+      "what --watch does once it names a hang (implies --watch): report (the default: print it, the program "
+      "runs on), abort (stop every process of the job, remove the shared memory they held, keep the traces), "
+      "or a shell command, run with COLLMC_HANG_DIR, COLLMC_HANG_SCENARIO, COLLMC_HANG_TRACE_DIR and "
+      "COLLMC_JOB_PGID set (the program runs on)")(
+      "watch-html", "with --watch: also write the review page DIR/watch/hang.html");
   const auto [vm, program_args] =
       parse_before_program(args, d, "record needs a program: collmc record -- PROGRAM ARGS...");
   std::vector<std::string> program = program_args;
@@ -282,7 +299,9 @@ int cmd_record(const std::vector<std::string>& args) {
     if (!(hang_after > 0) || !std::isfinite(hang_after))
       throw po::error("--hang-after must be a positive number of seconds");
   }
-  const bool watched = time_limit > 0 || hang_after > 0;
+  const bool watching = vm.count("watch") || vm.count("on-hang") || vm.count("watch-html");
+  const OnHang on_hang = vm.count("on-hang") ? parse_on_hang(vm["on-hang"].as<std::string>()) : OnHang{};
+  const bool watched = time_limit > 0 || hang_after > 0 || watching;
 
   {
     // Two runs in one directory would be imported as one (and fail, or worse, mix): refuse, as git
@@ -296,8 +315,10 @@ int cmd_record(const std::vector<std::string>& args) {
       throw po::error("--out " + out_dir +
                       " is not empty: recording into it would mix two runs; choose a new directory, or --force to "
                       "remove its trace files first (--append to add this process's traces to them)");
-    if (non_empty && vm.count("force"))
+    if (non_empty && vm.count("force")) {
       for (const auto& f : trace_files_in(out_dir)) fs::remove(f, ec);
+      fs::remove_all(fs::path(out_dir) / "watch", ec);  // an earlier --watch's named hang
+    }
   }
   const std::string recorder = find_recorder(kind);
   fs::create_directories(out_dir);
@@ -357,6 +378,17 @@ int cmd_record(const std::vector<std::string>& args) {
   int status = 0;
   bool timed_out = false;
   std::string hung;  // --hang-after: where each process sat when the run was judged hung
+  bool hang_named = false, aborted = false;
+  std::set<std::string> shared_memory;  // --on-hang abort: what the job held in /dev/shm
+  pid_t hang_command = 0;
+  std::optional<watch::Watcher> watcher;
+  if (watching) {
+    watch::WatchOptions options;
+    options.trace_dir = dir.string();
+    options.skip = before;
+    options.live.html = vm.count("watch-html") > 0;
+    watcher.emplace(options);
+  }
   if (watched) {
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
@@ -368,6 +400,19 @@ int cmd_record(const std::vector<std::string>& args) {
     for (unsigned tick = 0;; ++tick) {
       const pid_t r = waitpid(child, &status, WNOHANG);
       if (r == child || (r < 0 && errno != EINTR)) break;
+      if (watcher && !terminated && !hang_named)
+        if (auto named = watcher->poll()) {
+          hang_named = true;
+          name_hang(*watcher, *named);
+          if (on_hang.kind == OnHang::Kind::Abort) {
+            abort_job(child, dir.string(), shared_memory);
+            terminated = aborted = true;
+            terminated_at = since(start);
+          } else if (on_hang.kind == OnHang::Kind::Command) {
+            hang_command = watch::start_hang_command(on_hang.command, watcher->out_dir(), dir.string(), child);
+            std::cerr << "collmc watch: --on-hang: started `" << on_hang.command << "` (pid " << hang_command << ")\n";
+          }
+        }
       if (!terminated && hang_after > 0 && tick % 5 == 0) {  // every 100 ms
         if (TraceGrowth now = trace_growth(dir, before); !(now == growth)) {
           growth = now;
@@ -392,6 +437,7 @@ int cmd_record(const std::vector<std::string>& args) {
       usleep(20 * 1000);
     }
     if (killed || terminated) kill(-child, SIGKILL);  // what is left of the group (an orphaned rank)
+    if (aborted) finish_abort(child, dir.string(), shared_memory);
   } else {
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
@@ -425,6 +471,19 @@ int cmd_record(const std::vector<std::string>& args) {
     std::cerr << "help: Open MPI's mpirun refuses to run as root unless given --allow-run-as-root (and, on a "
                  "machine with fewer cores than ranks, --oversubscribe)\n";
   for (const auto& f : written) std::cerr << "  " << f << " (" << count_lines(f) << " lines)\n";
+  if (hang_command > 0) {
+    int command_status = 0;
+    while (waitpid(hang_command, &command_status, 0) < 0 && errno == EINTR) {
+    }
+    std::cerr << "collmc watch: the --on-hang command exited "
+              << (WIFEXITED(command_status) ? WEXITSTATUS(command_status) : 128 + WTERMSIG(command_status)) << "\n";
+  }
+  if (hang_named && interrupted_by.load() == 0) {
+    std::cerr << "collmc record: the watch named a hang while the program ran"
+              << (aborted ? " and stopped it" : "") << "; the diagnosis and the scenario are in "
+              << watcher->out_dir() << "\n";
+    return kExitHangNamed;
+  }
   if (timed_out) {
     if (!hung.empty())
       std::cerr << "collmc record: no trace line for " << hang_after << " s and every running process inside a call ("

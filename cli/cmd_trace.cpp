@@ -130,13 +130,7 @@ int cmd_trace(const std::vector<std::string>& args) {
     model::parse_string(text, out_name);
     std::ostream& report = to_file ? std::cout : std::cerr;
     if (!vm.count("quiet")) {
-      report << "imported " << trace.format << " traces: " << trace.world_size << " ranks, " << trace.comms.size()
-             << " communicators\n";
-      if (const std::string line = traces::outcome_line(trace); !line.empty()) report << "  " << line << "\n";
-      for (const auto& n : trace.notes) report << "  partial: " << n << "\n";
-      for (const auto& line : traces::summarize(trace, vm.count("verbose") > 0)) report << "  " << line << "\n";
-      for (const auto& n : trace.dropped) report << "  left out: " << n << "\n";
-      for (const auto& n : trace.cannot_see) report << "  note: " << n << "\n";
+      for (const auto& line : traces::import_summary(trace, vm.count("verbose") > 0)) report << line << "\n";
       for (const auto& line : open_lines) report << "  " << line << "\n";
     }
     if (to_file) {

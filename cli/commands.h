@@ -12,5 +12,6 @@ int cmd_gen(const std::vector<std::string>& args);
 int cmd_shrink(const std::vector<std::string>& args);
 int cmd_trace(const std::vector<std::string>& args);
 int cmd_record(const std::vector<std::string>& args);
+int cmd_watch(const std::vector<std::string>& args);
 
 }  // namespace collmc::cli

@@ -63,7 +63,16 @@ constexpr Command kCommands[] = {
      "(SIGINT) and SIGTERM are passed on to the program's process group; the traces written so far are kept.",
      "exit: the program's own status, 128+N when signal N ended it (130: Ctrl-C), 124 when --time-limit or\n"
      "      --hang-after stopped it, 127 when it could not be started, 2 bad input (a non-empty --out without "
-     "--force)\n"},
+     "--force),\n"
+     "      5 when --watch named a hang (whatever ended the program then: --on-hang abort, a limit, the user)\n"},
+    {"watch", cmd_watch, "watch DIR [options]\nwatch --flight-recorder DIR [options]",
+     "Follow the trace folder of a running job and name a hang as soon as it is certain (the check's "
+     "diagnosis, the scenario of the calls so far in DIR/watch); or wait for PyTorch's Flight Recorder dumps "
+     "and check them once every rank's has landed.",
+     "exit: 5 a hang named, 0 the job ended with none (every traced process of this host gone), 124 --time-limit,\n"
+     "      128+N a signal; --flight-recorder: check's status for the dumps (0 safe, 1 violation, 3 inconclusive,\n"
+     "      4 safe in the model but the dumps say the run hung), 124 --time-limit before every dump landed,\n"
+     "      2 dumps that cannot be read\n"},
 };
 
 constexpr Subcommand kSubcommands[] = {

@@ -46,7 +46,8 @@ const std::vector<CommandHelp> kCommands = {
     {"replay", {"--backend", "--hang-after", "--calibrate", "--table", "--shrink"}, {}},
     {"shrink", {"--output", "--max-ranks", "--time-limit"}, {}},
     {"trace import", {"--output", "--format", "--name", "--no-origins", "--quiet"}, {}},
-    {"record", {"--out"}, {}},
+    {"record", {"--out", "--watch", "--on-hang", "--watch-html"}, {}},
+    {"watch", {"--flight-recorder", "--prefix", "--world", "--on-hang", "--time-limit"}, {}},
     {"gen ring", {"--comms", "--agreed", "--profile", "--output", "--ranks", "--world"}, {"--tp", "--groups"}},
     {"gen megatron",
      {"--world", "--tp", "--cp", "--pp", "--ep", "--etp", "--dist-opt-instances", "--ubr-groups", "--order",
@@ -95,7 +96,7 @@ TEST(CliHelp, OverviewListsEveryCommand) {
   for (const char* args : {"--help", "-h", "help"}) {
     const Outcome r = collmc(args);
     EXPECT_EQ(r.status, 0) << args;
-    for (const char* command : {"check", "test", "replay", "gen", "shrink", "trace import", "record"})
+    for (const char* command : {"check", "test", "replay", "gen", "shrink", "trace import", "record", "watch"})
       EXPECT_NE(r.out.find(std::string("collmc ") + command), std::string::npos) << args << " " << command;
     EXPECT_NE(r.out.find("exit: 0 safe, 1 violation, 2 bad input, 3 inconclusive"), std::string::npos) << r.out;
   }

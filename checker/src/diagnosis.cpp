@@ -434,6 +434,7 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
         waiting = true;
         WaitDependency d = base;
         d.call = static_cast<int>(w.call);
+        d.wait = w.kind;
         switch (w.kind) {
           case WaitKind::HostSlot:
             on_host_slot(d, w.comm, w.slot);
@@ -504,6 +505,7 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
         int call = -1;
         if (!process_wait_reason(s, r, ts, &call).empty()) {
           WaitDependency d = base;
+          d.source = WaitDependency::Source::Process;
           d.call = call;
           d.target_rank = process_holder(s, r, first_issue_is_group(ts));
           d.label = "host thread of process " + world_.processes[static_cast<size_t>(world_.process_of(r))].name;
@@ -516,6 +518,7 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
         const Call& c = world_.calls[static_cast<size_t>(e.call)];
         if (guard_holds(s, r, c)) continue;
         WaitDependency d = base;
+        d.source = WaitDependency::Source::Guard;
         d.call = e.call;
         const NonblockingWait nb = nonblocking_wait(s, r, c);
         if (nb.kind == NonblockingWait::HostSlot) {
@@ -542,6 +545,7 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
       if (rs.streams[st].empty()) continue;
       const StreamEntry& head = rs.streams[st].front();
       WaitDependency base;
+      base.source = WaitDependency::Source::StreamHead;
       base.rank = r;
       base.stream = static_cast<int>(st);
       if (std::find(running.begin(), running.end(), &head) == running.end()) {

@@ -296,4 +296,16 @@ std::vector<std::string> summarize(const Trace& trace, bool verbose) {
   return lines;
 }
 
+std::vector<std::string> import_summary(const Trace& trace, bool verbose) {
+  std::vector<std::string> out;
+  out.push_back("imported " + trace.format + " traces: " + std::to_string(trace.world_size) + " ranks, " +
+                std::to_string(trace.comms.size()) + " communicators");
+  if (const std::string line = outcome_line(trace); !line.empty()) out.push_back("  " + line);
+  for (const auto& n : trace.notes) out.push_back("  partial: " + n);
+  for (const auto& line : summarize(trace, verbose)) out.push_back("  " + line);
+  for (const auto& n : trace.dropped) out.push_back("  left out: " + n);
+  for (const auto& n : trace.cannot_see) out.push_back("  note: " + n);
+  return out;
+}
+
 }  // namespace collmc::traces

@@ -37,6 +37,11 @@ struct WaitDependency {
   int comm = -1;
   int slot = -1;
   std::string label;
+  // What holds it: a wait of a blocked thread (`wait` says which), a call's guard before it is issued, the
+  // process's host thread, or a stream head's device op. For readers beyond the label (the live watch).
+  enum class Source : uint8_t { Wait, Guard, Process, StreamHead };
+  Source source = Source::Wait;
+  WaitKind wait = WaitKind::HostSlot;
 };
 
 // A wait on many members (a host slot of a large comm, its connect, its teardown) names at most this
@@ -79,6 +84,9 @@ class Semantics final : public NextState, public IndependenceInfo {
   std::vector<BlockedCall> blocked(const State& s) const;
   // Every wait of every blocked thread and stuck stream head, for the wait-for graph.
   std::vector<WaitDependency> wait_dependencies(const State& s) const;
+  // Whether `thread` of `rank` is stuck in the last call of its program: blocked in it with nothing after
+  // it, or held before it by its guard with it the thread's only way on (certain_hang.h).
+  bool stuck_in_last_call(const State& s, int rank, int thread) const;
 
   // Whether every wait of `thread` of `rank` holds.
   bool waits_hold(const State& s, int rank, const ThreadState& thread) const;

@@ -197,6 +197,11 @@ std::map<std::string, std::string> scenario_comm_names(const Trace& trace);
 // 0..1022 (1023 of 1024) stopped in all_reduce on their tp group ..."); `verbose`: every line.
 std::vector<std::string> summarize(const Trace& trace, bool verbose = false);
 
+// What `collmc trace import` prints about a trace, one line each: "imported FORMAT traces: N ranks, M
+// communicators", then (indented) the run's outcome, what is partial, summarize(), what was left out and
+// what the source cannot see.
+std::vector<std::string> import_summary(const Trace& trace, bool verbose = false);
+
 // Readers. `files` are the trace files (one per rank/process, or one interleaved file for NCCL logs).
 // Each throws TraceInputError for bad input and never runs code from it.
 // Recorder traces are read in parallel (`threads` workers, 0: one per core), each file's calls held compactly
