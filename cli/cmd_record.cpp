@@ -478,6 +478,9 @@ int cmd_record(const std::vector<std::string>& args) {
     std::cerr << "collmc watch: the --on-hang command exited "
               << (WIFEXITED(command_status) ? WEXITSTATUS(command_status) : 128 + WTERMSIG(command_status)) << "\n";
   }
+  if (watcher && !hang_named)
+    std::cerr << "collmc watch: no hang named (" << watcher->stats().lines << " lines read, " << watcher->stats().checks
+              << " checks of the calls so far)\n";
   if (hang_named && interrupted_by.load() == 0) {
     std::cerr << "collmc record: the watch named a hang while the program ran"
               << (aborted ? " and stopped it" : "") << "; the diagnosis and the scenario are in "
