@@ -1,6 +1,6 @@
 // The live watch (collmc record --watch, collmc watch DIR): follows a job's trace folder, checks the calls
-// so far whenever calls were entered (at most as often as the checks themselves allow: never more than
-// half the watcher's time), and names a certain hang once (live_diagnosis.h).
+// so far whenever calls were entered (at most as often as the checks themselves allow: about half the CPU
+// the watcher gets), and names a certain hang once (live_diagnosis.h).
 #pragma once
 
 #include <chrono>
@@ -25,7 +25,7 @@ struct WatchOptions {
 
 struct WatchStats {
   uint64_t polls = 0, lines = 0, entries = 0, returns = 0, checks = 0;
-  double check_seconds = 0, max_check_seconds = 0;
+  double check_seconds = 0, check_cpu_seconds = 0, max_check_seconds = 0;
   std::string last_error;  // the last import that failed (a trace cut mid-write is retried at the next line)
 };
 
