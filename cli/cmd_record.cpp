@@ -247,8 +247,6 @@ const char* signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGT
 
 }  // namespace
 
-
-
 int cmd_record(const std::vector<std::string>& args) {
   po::options_description d;
   d.add_options()("out,o", po::value<std::string>()->default_value("collmc-traces")->value_name("DIR"),
@@ -274,8 +272,8 @@ int cmd_record(const std::vector<std::string>& args) {
       "what --watch does once it names a hang (implies --watch): report (the default: print it, the program "
       "runs on), abort (stop every process of the job, remove the shared memory they held, keep the traces), "
       "or a shell command, run with COLLMC_HANG_DIR, COLLMC_HANG_SCENARIO, COLLMC_HANG_TRACE_DIR and "
-      "COLLMC_JOB_PGID set (the program runs on)")(
-      "watch-html", "with --watch: also write the review page DIR/watch/hang.html");
+      "COLLMC_JOB_PGID set (the program runs on)")("watch-html",
+                                                   "with --watch: also write the review page DIR/watch/hang.html");
   const auto [vm, program_args] =
       parse_before_program(args, d, "record needs a program: collmc record -- PROGRAM ARGS...");
   std::vector<std::string> program = program_args;
@@ -482,9 +480,8 @@ int cmd_record(const std::vector<std::string>& args) {
     std::cerr << "collmc watch: no hang named (" << watcher->stats().lines << " lines read, " << watcher->stats().checks
               << " checks of the calls so far)\n";
   if (hang_named && interrupted_by.load() == 0) {
-    std::cerr << "collmc record: the watch named a hang while the program ran"
-              << (aborted ? " and stopped it" : "") << "; the diagnosis and the scenario are in "
-              << watcher->out_dir() << "\n";
+    std::cerr << "collmc record: the watch named a hang while the program ran" << (aborted ? " and stopped it" : "")
+              << "; the diagnosis and the scenario are in " << watcher->out_dir() << "\n";
     return kExitHangNamed;
   }
   if (timed_out) {

@@ -97,7 +97,7 @@ int cmd_watch(const std::vector<std::string>& args) {
       "watch-html", "also write the review page DIR/watch/hang.html")(
       "time-limit", po::value<double>()->value_name("S"), "stop watching after S seconds (exit 124)")(
       "verbose", "say what the watch waits for as it changes")("dir", po::value<std::vector<std::string>>(),
-                                                                "the job's trace folder");
+                                                               "the job's trace folder");
   const auto [vm, dirs] = parse_with_positional(args, d, "dir", "watch needs the job's trace folder: collmc watch DIR");
   if (dirs.size() != 1) throw po::error("watch takes one folder");
   const std::string dir = dirs.front();
@@ -155,8 +155,8 @@ int cmd_watch(const std::vector<std::string>& args) {
       return kExitSafe;
     }
     if (time_limit > 0 && seconds_since(start) > time_limit) {
-      std::cerr << "collmc watch: --time-limit " << time_limit << " s reached; no hang named ("
-                << watcher.stats().lines << " lines, " << watcher.stats().checks << " checks)\n";
+      std::cerr << "collmc watch: --time-limit " << time_limit << " s reached; no hang named (" << watcher.stats().lines
+                << " lines, " << watcher.stats().checks << " checks)\n";
       return 124;
     }
     usleep(10 * 1000);

@@ -145,14 +145,19 @@ TEST(WatchFollower, ReadsWholeLinesAsTheyArriveAndCountsCallsInFlight) {
   std::ofstream(dir / "job.log") << "not a trace\n";
   collmc::watch::TraceFollower follower(dir.string());
   follower.list_every = 1;
-  out << R"({"ev":"process","format":"collmc-mpi-recorder","version":1,"pid":1,"host":"h"})" << "\n"
-      << R"({"ev":"enter","seq":1,"tid":1,"call":"MPI_Init"})" << "\n"
+  out << R"({"ev":"process","format":"collmc-mpi-recorder","version":1,"pid":1,"host":"h"})"
+      << "\n"
+      << R"({"ev":"enter","seq":1,"tid":1,"call":"MPI_Init"})"
+      << "\n"
       << R"({"ev":"return","seq":1,"tid":1,"call":"MPI_)" << std::flush;
   auto p = follower.poll();
   EXPECT_EQ(p.lines, 2u);
   EXPECT_EQ(p.entries, 1u);
   EXPECT_EQ(follower.open_calls(), 1);
-  out << R"(Init","result":0})" << "\n" << R"({"ev": "enter", "seq": 2, "tid": 1, "call": "MPI_Barrier"})" << "\n"
+  out << R"(Init","result":0})"
+      << "\n"
+      << R"({"ev": "enter", "seq": 2, "tid": 1, "call": "MPI_Barrier"})"
+      << "\n"
       << std::flush;
   p = follower.poll();
   EXPECT_EQ(p.lines, 2u);
@@ -168,7 +173,8 @@ TEST(WatchFollower, ReadsWholeLinesAsTheyArriveAndCountsCallsInFlight) {
 
 TEST(WatchFlightRecorder, WaitsForTheLastRanksDumpThenWritesTheSummaryAndThePage) {
   namespace fs = std::filesystem;
-  const fs::path fixture = fs::path(collmc::testing::source_dir()) / "tests/fixtures/traces/gpu/skipped_collective/flight_recorder";
+  const fs::path fixture =
+      fs::path(collmc::testing::source_dir()) / "tests/fixtures/traces/gpu/skipped_collective/flight_recorder";
   const fs::path dir = fs::temp_directory_path() / ("collmc-fr-watch-" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);

@@ -166,8 +166,8 @@ CertainHang certain_hang(const Semantics& semantics, const State& stuck, const s
       for (const WaitDependency* d : found->second)
         if (target_in(*d)) {
           const Call& c = w.calls[static_cast<size_t>(d->call)];
-          out.reasons.push_back("rank " + std::to_string(r) + " in `" + c.text + "` (" + c.loc.str() + ", " +
-                                d->label + ") waits for rank " + std::to_string(d->target_rank));
+          out.reasons.push_back("rank " + std::to_string(r) + " in `" + c.text + "` (" + c.loc.str() + ", " + d->label +
+                                ") waits for rank " + std::to_string(d->target_rank));
           break;
         }
     }

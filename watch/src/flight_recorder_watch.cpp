@@ -74,10 +74,10 @@ FlightRecorderReview review_flight_recorder_dumps(const std::vector<std::string>
   review.summary += "\n" + report::text_report(result, false);
   const bool hung_unexplained = result.verdict == model::Verdict::Safe && world.observed &&
                                 world.observed->outcome == model::ObservedOutcome::Hung;
-  review.verdict_exit = hung_unexplained                                    ? 4
-                        : result.verdict == model::Verdict::Safe           ? 0
-                        : result.verdict == model::Verdict::Inconclusive   ? 3
-                                                                            : 1;
+  review.verdict_exit = hung_unexplained                                 ? 4
+                        : result.verdict == model::Verdict::Safe         ? 0
+                        : result.verdict == model::Verdict::Inconclusive ? 3
+                                                                         : 1;
   if (hung_unexplained)
     review.summary +=
         "warning: the recorded run hung; the model finds no hang: the hang is outside what the dumps record "

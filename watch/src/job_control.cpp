@@ -3,8 +3,8 @@
 
 #include <signal.h>
 
-#include <cerrno>
 #include <unistd.h>
+#include <cerrno>
 
 #include <filesystem>
 #include <fstream>

@@ -23,7 +23,8 @@ FlightRecorderScan scan_flight_recorder_dumps(const std::string& dir, const std:
 
 struct FlightRecorderReview {
   std::string summary;  // the import summary, then the check's report
-  int verdict_exit = 0;  // collmc check's exit status for the verdict (0 safe, 1 violation, 3 inconclusive, 4 safe but hung)
+  int verdict_exit =
+      0;  // collmc check's exit status for the verdict (0 safe, 1 violation, 3 inconclusive, 4 safe but hung)
   std::vector<std::string> written;  // the files written
 };
 
