@@ -55,10 +55,10 @@ void TraceFollower::list() {
   namespace fs = std::filesystem;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    const std::string path = e.path().string();
+    if (files_.count(path) || skip_.count(path)) continue;  // known: no stat
     const std::string name = e.path().filename().string();
     if (name.empty() || name[0] == '.' || !e.is_regular_file(ec)) continue;
-    const std::string path = e.path().string();
-    if (skip_.count(path) || files_.count(path)) continue;
     File f;
     f.path = path;
     files_.emplace(path, std::move(f));
