@@ -72,7 +72,7 @@ LiveDiagnosis diagnose_calls_so_far(const traces::Trace& trace, const LiveOption
   traces::EmitOptions emit;
   emit.name = options.name;
   out.scenario = traces::emit_scenario(trace, emit);
-  model::World world = model::resolve(model::parse_string(out.scenario, "<calls so far>"));
+  model::World world = model::resolve(model::parse_string(out.scenario, options.scenario_path));
   checker::SearchOptions search;
   search.time_limit_s = options.check_time_limit_s;
   search.max_states = options.max_states;

@@ -18,7 +18,9 @@ uint64_t wall_clock_ns() {
           .count());
 }
 
-Watcher::Watcher(WatchOptions options) : options_(std::move(options)), follower_(options_.trace_dir, options_.skip) {}
+Watcher::Watcher(WatchOptions options) : options_(std::move(options)), follower_(options_.trace_dir, options_.skip) {
+  options_.live.scenario_path = (fs::path(out_dir()) / "hang.cmc").string();
+}
 
 std::string Watcher::out_dir() const {
   return options_.out_dir.empty() ? (fs::path(options_.trace_dir) / "watch").string() : options_.out_dir;

@@ -18,6 +18,8 @@ struct LiveOptions {
   uint64_t max_states = 5'000'000;
   bool html = false;  // also render the review page (Graphviz)
   std::string name = "calls so far of a running job";
+  // The file the scenario is written to, which the report's file:line name (the watcher's hang.cmc).
+  std::string scenario_path = "<calls so far>";
 };
 
 struct LiveDiagnosis {
