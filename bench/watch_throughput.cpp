@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   std::printf("idle poll (nothing new): %.1f us\n", seconds(idle) / 100 * 1e6);
   for (int r = 0; r < rounds; ++r) {
     const auto t1 = Clock::now();
-    const auto streams = follower.snapshot();
+    const auto streams = follower.to_read();
     const double snap_s = seconds(t1);
     for (const auto& s : streams) {
       const auto t2 = Clock::now();

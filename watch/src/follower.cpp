@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "collmc/traces/recorder_reader.h"
+#include "collmc/traces/torch_shim_reader.h"
 
 namespace collmc::watch {
 
@@ -23,7 +25,13 @@ std::string_view event_name(std::string_view line) {
 
 namespace {
 
-bool recorder_claims(std::string_view first_line) { return event_name(first_line) == "process"; }
+bool torch_shim_claims(std::string_view first_line) {
+  return event_name(first_line) == "process" && first_line.find("\"collmc-torch\"") != std::string_view::npos;
+}
+
+bool recorder_claims(std::string_view first_line) {
+  return event_name(first_line) == "process" && !torch_shim_claims(first_line);
+}
 
 LineEvent recorder_classify(std::string_view line) {
   const std::string_view ev = event_name(line);
@@ -34,11 +42,16 @@ traces::Trace recorder_read(const std::vector<std::pair<std::string, std::string
   return traces::read_recorder_buffers(files, /*full_history=*/true);
 }
 
+traces::Trace torch_shim_read(const std::vector<std::pair<std::string, std::string>>& files) {
+  return traces::read_torch_shim_buffers(files, /*full_history=*/true);
+}
+
 }  // namespace
 
 const std::vector<StreamFormat>& stream_formats() {
   static const std::vector<StreamFormat> formats = {
-      {"collmc recorder", recorder_claims, recorder_classify, recorder_read},
+      {"torch shim", torch_shim_claims, recorder_classify, torch_shim_read, /*reads_the_others=*/true},
+      {"collmc recorder", recorder_claims, recorder_classify, recorder_read, false},
   };
   return formats;
 }
@@ -135,6 +148,17 @@ std::vector<TraceFollower::Stream> TraceFollower::snapshot() const {
     it->files.emplace_back(f.path, f.text);
   }
   return out;
+}
+
+std::vector<TraceFollower::Stream> TraceFollower::to_read() const {
+  std::vector<Stream> streams = snapshot();
+  for (const auto& s : streams) {
+    if (!s.format->reads_the_others) continue;
+    Stream all{s.format, {}};
+    for (const auto& t : streams) all.files.insert(all.files.end(), t.files.begin(), t.files.end());
+    return {all};
+  }
+  return streams;
 }
 
 }  // namespace collmc::watch

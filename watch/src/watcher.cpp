@@ -55,7 +55,7 @@ std::optional<LiveDiagnosis> Watcher::check() {
   const double cpu_start = process_cpu_seconds();
   std::optional<LiveDiagnosis> named;
   try {
-    for (const auto& stream : follower_.snapshot()) {
+    for (const auto& stream : follower_.to_read()) {
       const traces::Trace trace = stream.format->read(stream.files);
       LiveDiagnosis d = diagnose_calls_so_far(trace, options_.live);
       if (d.kind != LiveDiagnosis::Kind::None) {

@@ -28,10 +28,13 @@ struct StreamFormat {
   // The calls so far as a Trace: {file name, its whole lines} per file of this format. Throws
   // traces::TraceInputError for bad input, as the importer does.
   traces::Trace (*read)(const std::vector<std::pair<std::string, std::string>>& files);
+  // Its reader also takes the other formats' files of the folder (the torch shim's correlates the NCCL
+  // recorder's files of the same processes with its own).
+  bool reads_the_others = false;
 };
 
-// The formats the watcher follows: the collmc recorders' JSON lines (NCCL and MPI, and any recorder that
-// writes their `process`/`enter`/`return` lines, such as the torch shim).
+// The formats the watcher follows: the torch shim's lines ("format":"collmc-torch", with the NCCL recorder's
+// files beside them), and the collmc recorders' (NCCL and MPI).
 const std::vector<StreamFormat>& stream_formats();
 
 // The value of the "ev" member of a JSON-lines event (`{"ev":"enter",...}`, spaces allowed), or "".
@@ -62,6 +65,8 @@ class TraceFollower {
     std::vector<std::pair<std::string, std::string>> files;
   };
   std::vector<Stream> snapshot() const;
+  // What to read: one stream per format, except that a format that reads the others takes every file.
+  std::vector<Stream> to_read() const;
 
   size_t files() const { return files_.size(); }
   uint64_t bytes() const { return bytes_; }
