@@ -117,6 +117,23 @@ rank 2 { }
   EXPECT_EQ(h.ranks, (std::vector<int>{0, 1}));
 }
 
+TEST(WatchCertainHang, ASyncHeldByItsStreamWhoseKernelWaitsForABlockedPeer) {
+  // Rank 0 sits in cudaStreamSynchronize behind an all-reduce on A that rank 1 never issues: rank 1 sits in a
+  // registration on B that waits for rank 0. Host, stream head and host again: a cycle through the device.
+  const CertainHang h = certain(R"(ranks 2
+comm A = [0, 1]
+comm B = [0, 1]
+rank 0 { alloc b
+ all_reduce A b
+ sync main }
+rank 1 { alloc w
+ register B w }
+)",
+                                {false, false});
+  ASSERT_TRUE(h.found);
+  EXPECT_EQ(h.ranks, (std::vector<int>{0, 1}));
+}
+
 TEST(WatchCertainHang, AThreadTheModelHoldsBeforeItsLastCallIsNotTheRunsState) {
   // The run's ranks sit in their second registration; the model holds them in the first (as if the run had
   // not completed it): that stuck state is not the run's, so nothing is certain.
