@@ -7,6 +7,25 @@
 set -u
 collmc=$1
 src=$2
+# The Flight Recorder companion first (no MPI needed): the timeout dumps of the skipped_collective fixture land
+# one after the other; it waits for the second, then writes the summary and the page, and exits 1 (deadlock).
+fr=$(mktemp -d /tmp/collmc-fr-watch.XXXXXX)
+"$collmc" watch --flight-recorder "$fr" --prefix fr_timeout_ --time-limit 30 >"$fr.out" 2>"$fr.err" &
+frpid=$!
+sleep 0.5
+cp "$src/tests/fixtures/traces/gpu/skipped_collective/flight_recorder/fr_timeout_0" "$fr/"
+sleep 0.5
+kill -0 $frpid 2>/dev/null || { echo "FAIL flight-recorder: it did not wait for rank 1's dump"; cat "$fr.err"; exit 1; }
+cp "$src/tests/fixtures/traces/gpu/skipped_collective/flight_recorder/fr_timeout_1" "$fr/"
+wait $frpid
+frrc=$?
+if [ $frrc -ne 1 ] || ! grep -q "rank 1 never did" "$fr/collmc-summary.txt" || [ ! -s "$fr/collmc-review.html" ] ||
+  ! grep -q "deadlock" "$fr.out"; then
+  echo "FAIL flight-recorder: exit $frrc"; cat "$fr.err" "$fr.out"; rm -rf "$fr" "$fr.out" "$fr.err"; exit 1
+fi
+rm -rf "$fr" "$fr.out" "$fr.err"
+echo "ok   flight-recorder: waited for the last dump, wrote the summary and the page (exit 1: deadlock)"
+
 if ! command -v mpicc >/dev/null || ! command -v mpirun >/dev/null; then
   echo "skipped: no mpicc/mpirun on this machine (apt install openmpi-bin libopenmpi-dev)"
   exit 77
@@ -47,6 +66,20 @@ if pgrep -f "$work/pair_cycle" >/dev/null; then fail "pair_cycle: processes left
 left=$(comm -13 "$work/shm.before" "$work/shm.after")
 [ -z "$left" ] || fail "pair_cycle: shared memory left in /dev/shm: $left"
 echo "ok   pair_cycle: named ${latency} s after the cycle closed, job stopped, traces kept"
+
+# `collmc watch DIR` beside a job started by hand (the recorder preloaded with mpirun -x): it names the cycle
+# and, with --on-hang abort, stops the job's processes on this host.
+mkdir -p "$work/by_hand"
+mpirun --bind-to none -np 8 -x LD_PRELOAD="$(dirname "$collmc")/libcollmc_record_mpi.so" \
+  -x COLLMC_TRACE_DIR="$work/by_hand" "$work/pair_cycle" "$compute" >"$work/by_hand.job.log" 2>&1 &
+job=$!
+"$collmc" watch "$work/by_hand" --on-hang abort --time-limit 60 >"$work/by_hand.log" 2>&1
+rc=$?
+wait $job 2>/dev/null
+[ $rc -eq 5 ] && grep -q "collmc watch: deadlock: ranks 0..3" "$work/by_hand.log" ||
+  { fail "watch DIR: exit $rc"; cat "$work/by_hand.log"; }
+if pgrep -f "$work/pair_cycle" >/dev/null; then fail "watch DIR: processes left: $(pgrep -af "$work/pair_cycle")"; fi
+echo "ok   watch DIR: named the cycle of a job started by hand and stopped it"
 
 # No false hang: the programs that complete run to their end under the watch (exit 0, no hang named).
 for c in "exchange_ok 3" "wildcard_race 3" "any_tag_race 3" "bcast_before_recv 2" "rma_race 3"; do
