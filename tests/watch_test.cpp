@@ -120,13 +120,19 @@ rank 2 { }
 TEST(WatchCertainHang, ASyncHeldByItsStreamWhoseKernelWaitsForABlockedPeer) {
   // Rank 0 sits in cudaStreamSynchronize behind an all-reduce on A that rank 1 never issues: rank 1 sits in a
   // registration on B that waits for rank 0. Host, stream head and host again: a cycle through the device.
+  // (A's first all-reduce, completed by both, makes its runtime connect, which blocks the host.)
   const CertainHang h = certain(R"(ranks 2
 comm A = [0, 1]
 comm B = [0, 1]
 rank 0 { alloc b
  all_reduce A b
+ sync main
+ all_reduce A b
  sync main }
-rank 1 { alloc w
+rank 1 { alloc b
+ alloc w
+ all_reduce A b
+ sync main
  register B w }
 )",
                                 {false, false});
