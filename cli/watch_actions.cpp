@@ -19,7 +19,7 @@ OnHang parse_on_hang(const std::string& text) {
 }
 
 std::string name_hang(const watch::Watcher& watcher, const watch::LiveDiagnosis& d) {
-  const std::string text = watch::describe_hang(d, watch::wall_clock_ns());
+  std::string text = watch::describe_hang(d, watch::wall_clock_ns());
   std::cerr << text << std::flush;
   for (const auto& f : watcher.write_outputs(d, text)) std::cerr << "collmc watch: wrote " << f << "\n";
   return text;

@@ -11,7 +11,7 @@ scripts/check-traces-rooms.sh
 # The project's own translation units in compile_commands.json (not the generated ones, not fuzz/).
 # GCC-only warning flags in compile_commands.json (tests/CMakeLists.txt) are unknown to clang.
 run-clang-tidy -p "$build" -quiet -j"$(nproc)" -extra-arg=-Wno-unknown-warning-option \
-  "^$PWD/(model|checker|report|gen|replay|traces|shrink|cli|bench|tests)/.*\.(cpp|c)\$" >"$build/clang-tidy.log" 2>&1 ||
+  "^$PWD/(model|checker|report|gen|replay|traces|shrink|watch|cli|bench|tests)/.*\.(cpp|c)\$" >"$build/clang-tidy.log" 2>&1 ||
   {
     grep -E "(error|warning):" "$build/clang-tidy.log" | sort -u
     echo "clang-tidy: FAILED (whole log: $build/clang-tidy.log)"

@@ -138,7 +138,8 @@ TraceFollower::Poll TraceFollower::poll() {
 
 std::vector<TraceFollower::Stream> TraceFollower::snapshot() const {
   std::vector<Stream> out;
-  for (const auto& [_, f] : files_) {
+  for (const auto& entry : files_) {
+    const File& f = entry.second;  // not a structured binding: the lambda below refers to it
     if (f.format == nullptr || f.text.empty()) continue;
     auto it = std::find_if(out.begin(), out.end(), [&](const Stream& s) { return s.format == f.format; });
     if (it == out.end()) {
