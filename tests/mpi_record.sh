@@ -33,6 +33,8 @@ cases=(
   "probe_first 2 deadlock hangs probe world"
   "any_tag_race 3 deadlock completes tag=any"
   "bcast_before_recv 2 deadlock completes broadcast world"
+  "standard_ok 2 safe completes every traced call completed"
+  "bsend_wrong_tag 2 deadlock hangs mode=buffered"
 )
 for c in "${cases[@]}"; do
   read -r prog np verdict run text <<<"$c"

@@ -252,6 +252,12 @@ class Issuer {
         waits_.push_back(Wait{
             .kind = WaitKind::AbortDrain, .comm = static_cast<uint16_t>(comm), .call = static_cast<uint32_t>(call)});
     thread.waits.insert(thread.waits.end(), waits_.begin(), waits_.end());
+    // Buffered messages already received are dropped; the new ones join the thread's outbox.
+    std::erase_if(thread.sent, [&](const Wait& m) {
+      const P2pState* got = find_p2p(st_.ranks[m.peer], m.comm, r_, m.tag);
+      return got != nullptr && got->recvs > m.slot;
+    });
+    thread.sent.insert(thread.sent.end(), sent_.begin(), sent_.end());
   }
 
   std::optional<Violation> violation_;
@@ -450,9 +456,13 @@ class Issuer {
       // functions that the language writes with one statement (Scan and Exscan, Gather and Scatter, ...).
       if (!a.mpi_call.empty() && !b.mpi_call.empty() && a.mpi_call != b.mpi_call)
         return "MPI_" + a.mpi_call + " and MPI_" + b.mpi_call;
-      if (count_a != count_b) return "count " + std::to_string(count_a) + " and " + std::to_string(count_b);
-      if (a.dtype != b.dtype)
+      if (w_.dtype_unknown(a.dtype) || w_.dtype_unknown(b.dtype)) {
+        // a type the trace could not say (dtype=any): neither its count nor its type is compared
+      } else if (count_a != count_b) {
+        return "count " + std::to_string(count_a) + " and " + std::to_string(count_b);
+      } else if (a.dtype != b.dtype) {
         return "dtype " + w_.dtypes[static_cast<size_t>(a.dtype)] + " and " + w_.dtypes[static_cast<size_t>(b.dtype)];
+      }
       const bool reduces = a.kind == OpKind::AllReduce || a.kind == OpKind::Reduce || a.kind == OpKind::ReduceScatter;
       if (reduces && a.redop != b.redop)
         return "op " + w_.redops[static_cast<size_t>(a.redop)] + " and " + w_.redops[static_cast<size_t>(b.redop)];
@@ -616,10 +626,11 @@ class Issuer {
     const uint8_t dir = c.kind == OpKind::Send ? 1 : 0;
     const uint32_t tag = wait_tag(c);
     for (const auto& th : peer.threads)
-      for (const auto& wt : th.waits)
-        if (wt.kind == WaitKind::P2pHost && wt.dir == dir && wt.comm == c.comm && wt.peer == r_ && wt.slot == idx &&
-            wt.tag == tag)
-          return std::make_pair(static_cast<int>(wt.call), wt.count);
+      for (const auto* list : {&th.waits, &th.sent})
+        for (const auto& wt : *list)
+          if (wt.kind == WaitKind::P2pHost && wt.dir == dir && wt.comm == c.comm && wt.peer == r_ &&
+              wt.slot == idx && wt.tag == tag)
+            return std::make_pair(static_cast<int>(wt.call), wt.count);
     return std::nullopt;
   }
 
@@ -630,11 +641,7 @@ class Issuer {
     const Call& oc = w_.calls[static_cast<size_t>(other->first)];
     const uint64_t mine = effective_count(c);
     const uint64_t theirs = other->second;
-    std::string diff;
-    if (mine != theirs)
-      diff = "count " + std::to_string(theirs) + " and " + std::to_string(mine);
-    else if (c.dtype != oc.dtype)
-      diff = "dtype " + w_.dtypes[static_cast<size_t>(oc.dtype)] + " and " + w_.dtypes[static_cast<size_t>(c.dtype)];
+    const std::string diff = sem_.pair_difference(oc, theirs, c, mine);
     if (diff.empty()) return true;
     return fail(Verdict::Mismatch, c,
                 "send/recv pair " + std::to_string(idx) + " between ranks " + std::to_string(c.peer) + " and " +
@@ -692,7 +699,9 @@ class Issuer {
     auto& pp = p2p(c.comm, c.peer, tag);
     const uint32_t idx = send ? pp.sends++ : pp.recvs++;
     if (!check_pair(c, idx)) return false;
-    waits_.push_back(Wait{.kind = WaitKind::P2pHost,
+    // A buffered send (MPI 4.1 sec. 3.4) completes locally: the message waits for its receive, the thread does not.
+    auto& into = send && c.buffered ? sent_ : waits_;
+    into.push_back(Wait{.kind = WaitKind::P2pHost,
                           .dir = static_cast<uint8_t>(send ? 0 : 1),
                           .comm = static_cast<uint16_t>(c.comm),
                           .peer = static_cast<uint16_t>(c.peer),
@@ -781,6 +790,7 @@ class Issuer {
   RankState& rs_;
   std::vector<std::pair<int, std::vector<DevicePart>>> parts_;  // per stream, in issue order
   std::vector<Wait> waits_;
+  std::vector<Wait> sent_;  // buffered sends of this call (ThreadState::sent)
   std::vector<std::pair<int, int>> aborted_;   // (comm, abort call) of the aborts among these calls
   std::vector<std::pair<int, int>> rma_init_;  // (comm, call) of the first one-sided calls among these calls
   // The child sequence of a grow by a new rank (no parent): compared with nothing.

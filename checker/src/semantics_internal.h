@@ -37,6 +37,13 @@ inline bool left_early(const RankState& rs, int comm, uint32_t slot) {
   return std::binary_search(rs.left_early.begin(), rs.left_early.end(), entry);
 }
 
+// A rank's pair counters with `peer` on `comm` for `tag`, or null when it has none yet.
+inline const P2pState* find_p2p(const RankState& rs, int comm, int peer, uint32_t tag = 0) {
+  for (const auto& p : rs.p2p)
+    if (p.comm == comm && p.peer == peer && p.tag == tag) return &p;
+  return nullptr;
+}
+
 // The rank's point-to-point record with `peer` on `comm` for messages of `tag` (mpi; nccl uses tag 0),
 // made when missing (kept sorted by comm, peer, tag).
 inline P2pState& p2p_record(RankState& rs, int comm, int peer, uint32_t tag = 0) {

@@ -114,6 +114,16 @@ void write_thread(Writer& w, const ThreadState& t) {
     w.u(wt.call);
     w.u(wt.count);
   });
+  write_vec(w, t.sent, [&](const Wait& wt) {
+    w.u(static_cast<uint64_t>(wt.kind));
+    w.u(wt.dir);
+    w.u(wt.comm);
+    w.u(wt.peer);
+    w.u(wt.slot);
+    w.u(wt.tag);
+    w.u(wt.call);
+    w.u(wt.count);
+  });
 }
 
 void write_rank(Writer& w, const RankState& rk) {
@@ -224,6 +234,16 @@ State decode_state(std::string_view bytes) {
     read_vec(r, rk.threads, [&](ThreadState& t) {
       read_position(r, t);
       read_vec(r, t.waits, [&](Wait& wt) {
+        wt.kind = r.as<WaitKind>();
+        wt.dir = r.as<uint8_t>();
+        wt.comm = r.as<uint16_t>();
+        wt.peer = r.as<uint16_t>();
+        wt.slot = r.as<uint32_t>();
+        wt.tag = r.as<uint32_t>();
+        wt.call = r.as<uint32_t>();
+        wt.count = r.u();
+      });
+      read_vec(r, t.sent, [&](Wait& wt) {
         wt.kind = r.as<WaitKind>();
         wt.dir = r.as<uint8_t>();
         wt.comm = r.as<uint16_t>();

@@ -162,12 +162,6 @@ bool Semantics::connect_complete(const State& s, int comm) const {
   return s.comms[static_cast<size_t>(comm)].connected == world_.comms[static_cast<size_t>(comm)].members.size();
 }
 
-static const P2pState* find_p2p(const RankState& rs, int comm, int peer, uint32_t tag = 0) {
-  for (const auto& p : rs.p2p)
-    if (p.comm == comm && p.peer == peer && p.tag == tag) return &p;
-  return nullptr;
-}
-
 bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
   const auto& rs = s.ranks[static_cast<size_t>(rank)];
   switch (w.kind) {
@@ -359,10 +353,11 @@ void Semantics::enabled_of_rank(const State& s, int rank, std::vector<Step>& hos
 const Wait* Semantics::waiting_send(const State& s, int receiver, int comm, int sender, uint32_t tag,
                                     uint32_t pair) const {
   for (const auto& sts : s.ranks[static_cast<size_t>(sender)].threads)
-    for (const auto& sw : sts.waits)
-      if (sw.kind == WaitKind::P2pHost && sw.dir == 0 && sw.comm == comm && sw.peer == receiver && sw.tag == tag &&
-          sw.slot == pair)
-        return &sw;
+    for (const auto* list : {&sts.sent, &sts.waits})
+      for (const auto& sw : *list)
+        if (sw.kind == WaitKind::P2pHost && sw.dir == 0 && sw.comm == comm && sw.peer == receiver && sw.tag == tag &&
+            sw.slot == pair)
+          return &sw;
   return nullptr;
 }
 
@@ -390,17 +385,21 @@ void Semantics::match_any_steps(const State& s, int r, std::vector<Step>& out) c
         if (any.dir == 2 && sender != any.peer) continue;
         for (const auto& sender_thread : s.ranks[static_cast<size_t>(sender)].threads) {
           // The first send of this thread the receive may take that is not yet received.
+          // Its buffered messages were sent before the sends it is blocked in.
           const Wait* first = nullptr;
           uint32_t received = 0;
-          for (const auto& sw : sender_thread.waits) {
-            if (sw.kind != WaitKind::P2pHost || sw.dir != 0 || sw.comm != any.comm || sw.peer != r ||
-                !receive_may_take(any, sender, sw.tag))
-              continue;
-            const P2pState* mine = find_p2p(rs, any.comm, sender, sw.tag);
-            received = mine != nullptr ? mine->recvs : 0;
-            if (sw.slot < received) continue;  // received already
-            first = &sw;
-            break;
+          for (const auto* list : {&sender_thread.sent, &sender_thread.waits}) {
+            for (const auto& sw : *list) {
+              if (sw.kind != WaitKind::P2pHost || sw.dir != 0 || sw.comm != any.comm || sw.peer != r ||
+                  !receive_may_take(any, sender, sw.tag))
+                continue;
+              const P2pState* mine = find_p2p(rs, any.comm, sender, sw.tag);
+              received = mine != nullptr ? mine->recvs : 0;
+              if (sw.slot < received) continue;  // received already
+              first = &sw;
+              break;
+            }
+            if (first != nullptr) break;
           }
           // An older send of that tag (another thread's) comes first.
           if (first == nullptr || first->slot != received) continue;
@@ -439,16 +438,29 @@ std::optional<Violation> Semantics::apply_match_any(State& s, const Step& step) 
   ++p2p_record(rs, w.comm, step.peer, step.tag).recvs;
   const Call& rc = world_.calls[w.call];
   const Call& sc = world_.calls[send_call];
-  if (send_count == w.count && sc.dtype == rc.dtype) return std::nullopt;
-  return Violation{
-      model::Verdict::Mismatch,
-      "send/recv pair " + std::to_string(step.slot) + " between ranks " + std::to_string(step.peer) + " and " +
-          std::to_string(step.rank) + " on " + world_.comm_name(w.comm) + " differs: " +
-          (send_count != w.count ? "count " + std::to_string(send_count) + " and " + std::to_string(w.count)
-                                 : "dtype " + world_.dtypes[static_cast<size_t>(sc.dtype)] + " and " +
-                                       world_.dtypes[static_cast<size_t>(rc.dtype)]) +
-          " (" + call_ref(static_cast<int>(send_call)) + ", " + call_ref(static_cast<int>(w.call)) + ")",
-      step.rank, step.thread, static_cast<int>(w.call)};
+  const std::string diff = pair_difference(sc, send_count, rc, w.count);
+  if (diff.empty()) return std::nullopt;
+  return Violation{model::Verdict::Mismatch,
+                   "send/recv pair " + std::to_string(step.slot) + " between ranks " + std::to_string(step.peer) +
+                       " and " + std::to_string(step.rank) + " on " + world_.comm_name(w.comm) + " differs: " + diff +
+                       " (" + call_ref(static_cast<int>(send_call)) + ", " + call_ref(static_cast<int>(w.call)) + ")",
+                   step.rank, step.thread, static_cast<int>(w.call)};
+}
+
+std::string Semantics::pair_difference(const Call& first, uint64_t first_count, const Call& second,
+                                       uint64_t second_count) const {
+  if (world_.dtype_unknown(first.dtype) || world_.dtype_unknown(second.dtype)) return {};
+  const Call& recv = first.kind == OpKind::Recv ? first : second;
+  const uint64_t sent = first.kind == OpKind::Recv ? second_count : first_count;
+  const uint64_t room = first.kind == OpKind::Recv ? first_count : second_count;
+  const bool mpi = world_.profile_of(recv) == model::Profile::Mpi;
+  if (mpi ? sent > room : first_count != second_count)
+    return "count " + std::to_string(first_count) + " and " + std::to_string(second_count) +
+           (mpi ? " (the message is longer than the receive buffer: MPI 4.1 sec. 3.2.4)" : "");
+  if (first.dtype != second.dtype)
+    return "dtype " + world_.dtypes[static_cast<size_t>(first.dtype)] + " and " +
+           world_.dtypes[static_cast<size_t>(second.dtype)];
+  return {};
 }
 
 std::optional<Violation> Semantics::apply(State& s, const Step& step) const {

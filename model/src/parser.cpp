@@ -777,10 +777,16 @@ class Parser {
           if (tag < 0) fail_msg(t, "a tag is a number >= 0 (MPI 4.1 sec. 3.2.3)");
           s.args.tag = tag;
         }
+      } else if (key.text == "mode" && s.op == OpKind::Send) {
+        const Token& m = peek();
+        const std::string mode = expect_name("a send mode (buffered)");
+        if (mode != "buffered") fail_msg(m, "unknown send mode '" + mode + "': expected buffered (MPI_Bsend)");
+        s.args.buffered = true;
       } else {
         const bool p2p = op_form(s.op) == OpForm::PointToPoint;
         fail_msg(key, "unknown argument '" + key.text + "': expected count=N, root=R, dtype=NAME, op=NAME" +
-                          (collective ? ", call=NAME" : "") + (p2p ? ", tag=N" : "") + " or on STREAM");
+                          (collective ? ", call=NAME" : "") + (p2p ? ", tag=N" : "") +
+                          (s.op == OpKind::Send ? ", mode=buffered" : "") + " or on STREAM");
       }
     }
   }

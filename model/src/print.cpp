@@ -36,6 +36,7 @@ std::string call_args(const World& w, const Call& c) {
   if (c.redop != 0) out += " op=" + w.redops[static_cast<size_t>(c.redop)];
   if (!c.mpi_call.empty()) out += " call=" + c.mpi_call;
   if (c.tag != 0) out += " tag=" + (c.tag == kAnyTag ? std::string("any") : std::to_string(c.tag));
+  if (c.buffered) out += " mode=buffered";
   if (c.stream != 0) out += " on " + w.streams[static_cast<size_t>(c.stream)];
   return out;
 }

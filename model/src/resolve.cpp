@@ -32,6 +32,8 @@ constexpr const char* kThreadPlacement = "'thread' must stand directly inside a 
 constexpr uint64_t kMaxCalls = 1ull << 20;
 constexpr uint64_t kMaxIterations = 1ull << 24;
 
+bool is_open_dtype(const std::string& d) { return d == "any" || (d.rfind("mpi_", 0) == 0 && d.size() > 4); }
+
 std::string canonical_dtype(const std::string& d) {
   if (d == "float" || d == "f32") return "float32";
   if (d == "half" || d == "f16") return "float16";
@@ -242,11 +244,14 @@ class Resolver {
     if (op_form(s.op) == OpForm::Split && !s.child.empty()) known_comm(s.child, s.child_loc);
     if (!s.args.dtype.empty()) {
       std::string d = canonical_dtype(s.args.dtype);
-      bool known = std::any_of(std::begin(kDtypes), std::end(kDtypes), [&](const DtypeInfo& i) { return d == i.name; });
+      // `any`: a type the trace could not say (never compared); `mpi_NAME`: an MPI type the list does not name
+      // or a flattened type signature (compared by name). Issue 32.
+      bool known = std::any_of(std::begin(kDtypes), std::end(kDtypes), [&](const DtypeInfo& i) { return d == i.name; }) ||
+                   is_open_dtype(d);
       if (!known)
         throw InputError(s.loc, "unknown dtype '" + s.args.dtype +
                                     "': expected float32, float16, bfloat16, float64, int8, uint8, int32, "
-                                    "uint32, int64, uint64, float8e4m3 or float8e5m2");
+                                    "uint32, int64, uint64, float8e4m3, float8e5m2, any or mpi_NAME");
     }
     if (!s.args.redop.empty()) {
       bool known =
@@ -560,6 +565,7 @@ class Resolver {
     if (s.peer) c.peer = *s.peer;
     c.any_source = s.any_source;
     if (s.args.tag) c.tag = *s.args.tag;
+    c.buffered = s.args.buffered;
     if (!s.comm.empty()) c.comm = comm_for_rank(s.comm, s.comm_loc, c, true);
     if (op_form(s.op) == OpForm::Split && !s.child.empty()) {
       c.child = comm_for_rank(s.child, s.child_loc, c, true);

@@ -109,6 +109,11 @@ class MpiCalls : public RankCalls {
   static int tag_of(const Call& c) { return c.tag == model::kAnyTag ? MPI_ANY_TAG : static_cast<int>(c.tag); }
   int members(const Call& c) const { return static_cast<int>(w_.comms[static_cast<size_t>(c.comm)].members.size()); }
 
+  void attach_send_buffer() {
+    if (!bsend_buffer_.empty()) return;
+    bsend_buffer_.resize(size_t{64} << 20);
+    mpi(MPI_Buffer_attach(bsend_buffer_.data(), static_cast<int>(bsend_buffer_.size())), "MPI_Buffer_attach");
+  }
   MPI_Datatype dtype(int d) const {
     static const std::map<std::string, MPI_Datatype> types = {
         {"float32", MPI_FLOAT}, {"float64", MPI_DOUBLE}, {"float16", MPI_UINT16_T}, {"bfloat16", MPI_UINT16_T},
@@ -274,6 +279,13 @@ class MpiCalls : public RankCalls {
       }
       case OpKind::Send: {
         const int n = count_of(c);
+        if (c.buffered) {  // `mode=buffered`: MPI_Bsend from a buffer attached once (MPI 4.1 sec. 3.6)
+          attach_send_buffer();
+          mpi(rq ? MPI_Ibsend(ptr(c.buffer), n, dtype(c.dtype), comm_rank(c, c.peer), tag_of(c), member_comm(c), rq)
+                 : MPI_Bsend(ptr(c.buffer), n, dtype(c.dtype), comm_rank(c, c.peer), tag_of(c), member_comm(c)),
+              what + " MPI_Bsend");
+          break;
+        }
         mpi(rq ? MPI_Issend(ptr(c.buffer), n, dtype(c.dtype), comm_rank(c, c.peer), tag_of(c), member_comm(c), rq)
                : MPI_Ssend(ptr(c.buffer), n, dtype(c.dtype), comm_rank(c, c.peer), tag_of(c), member_comm(c)),
             what + " MPI_Ssend");
@@ -313,6 +325,7 @@ class MpiCalls : public RankCalls {
   std::mutex mutex_;
   std::vector<MPI_Comm> comms_;
   std::map<std::pair<int, int>, std::vector<MPI_Win>> windows_;
+  std::vector<char> bsend_buffer_;  // attached for `mode=buffered` sends, on the first
 };
 
 }  // namespace

@@ -62,8 +62,10 @@ bool allowed_in_group(CallKind k, model::Profile profile) {
 
 bool is_known_dtype(const std::string& d) {
   static const std::set<std::string> names = {"float32", "float16", "bfloat16", "float64", "int8",       "uint8",
-                                              "int32",   "uint32",  "int64",    "uint64",  "float8e4m3", "float8e5m2"};
-  return names.count(d) > 0;
+                                              "int32",   "uint32",  "int64",    "uint64",  "float8e4m3", "float8e5m2",
+                                              "any"};
+  // MPI types the list does not name (issue 32): `mpi_short`, a flattened signature's `mpi_sig_HASH`.
+  return names.count(d) > 0 || (d.rfind("mpi_", 0) == 0 && d.size() > 4);
 }
 
 bool is_known_redop(const std::string& r) {
@@ -455,7 +457,8 @@ class Emitter {
           return n.empty() ? "" : "recv " + n + " any " + buffer(c.buffer) + args(c, false, false) + tag;
         }
         const std::string head = comm_and_peer();
-        return head.empty() ? "" : head + " " + buffer(c.buffer) + args(c, false, false) + tag;
+        const std::string mode = trace_.mpi && c.buffered && c.kind == CallKind::Send ? " mode=buffered" : "";
+        return head.empty() ? "" : head + " " + buffer(c.buffer) + args(c, false, false) + tag + mode;
       }
       case CallKind::StreamSync:
         return "sync " + (c.stream.empty() || c.stream == "main" ? std::string("main") : sanitize(c.stream, "s_"));

@@ -5,11 +5,14 @@
 // operations grouped with what runs until their completion, and each call's state (returned, or entered
 // and never returned: where the process stopped).
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
 
 #include "collmc/traces/recorder_reader.h"
+#include "mpi_calls.h"
 #include "mpi_usage_rules.h"
 
 namespace collmc::traces {
@@ -31,7 +34,8 @@ std::string hex(uint64_t v) {
   return s;
 }
 
-// MPI's predefined datatypes that the language names; others (derived types, MPI_SHORT, ...) are left out.
+// MPI's predefined datatypes that the language names; any other predefined type is `mpi_<name>` (compared by
+// name only), MPI_PACKED and what cannot be said `any` (never compared: MPI 4.1 sec. 3.3.1, 5.2.2).
 std::string language_dtype(const std::string& mpi) {
   static const std::map<std::string, std::string> names = {
       {"MPI_INT", "int32"},           {"MPI_INT32_T", "int32"},       {"MPI_UNSIGNED", "uint32"},
@@ -42,61 +46,97 @@ std::string language_dtype(const std::string& mpi) {
       {"MPI_BYTE", "uint8"},          {"MPI_UNSIGNED_CHAR", "uint8"}, {"MPI_UINT8_T", "uint8"},
   };
   auto it = names.find(mpi);
-  return it == names.end() ? "" : it->second;
+  if (it != names.end()) return it->second;
+  if (mpi.empty() || mpi == "MPI_PACKED" || mpi == "MPI_DATATYPE_NULL" || mpi.rfind("MPI_", 0) != 0) return "any";
+  std::string out = "mpi_";
+  for (char ch : mpi.substr(4)) out += std::isalnum(static_cast<unsigned char>(ch)) ? static_cast<char>(std::tolower(ch)) : '_';
+  return out;
 }
 
-struct Kind {
-  CallKind kind;
-  bool nonblocking;
-  bool reduces;
+// What a message of `count` elements of a type is, as the language writes it (issue 32): MPI compares type
+// signatures, the sequences of basic types with the displacements dropped (MPI 4.1 sec. 3.3.1, 5.1.11), so a
+// derived type is flattened (the recorder writes its runs "MPI_INT*3,MPI_DOUBLE*1") and the message written
+// as its shortest repeating unit: `dtype=int32 count=12` for 4 of a contiguous(3, MPI_INT), `dtype=mpi_sig_X
+// count=K` for K repetitions of a mixed unit. Two messages with one signature get one form.
+struct MessageForm {
+  std::string dtype = "any";      // "any": not known, never compared
+  std::optional<uint64_t> count;  // elements of dtype; nullopt: not known
+  std::string signature;          // a mixed unit's runs, for the comment
 };
 
-// The MPI collectives as statements. Gather and scatter have no statement of their own: like the Flight
-// Recorder reader, they become all_to_all (same members, same matching); scans become all_reduce (they
-// reduce over the same members).
-std::optional<Kind> collective_kind(const std::string& name) {
-  static const std::map<std::string, Kind> kinds = {
-      {"MPI_Barrier", {CallKind::Barrier, false, false}},
-      {"MPI_Bcast", {CallKind::Broadcast, false, false}},
-      {"MPI_Reduce", {CallKind::Reduce, false, true}},
-      {"MPI_Allreduce", {CallKind::AllReduce, false, true}},
-      {"MPI_Scan", {CallKind::AllReduce, false, true}},
-      {"MPI_Exscan", {CallKind::AllReduce, false, true}},
-      {"MPI_Reduce_scatter", {CallKind::ReduceScatter, false, true}},
-      {"MPI_Reduce_scatter_block", {CallKind::ReduceScatter, false, true}},
-      {"MPI_Allgather", {CallKind::AllGather, false, false}},
-      {"MPI_Allgatherv", {CallKind::AllGather, false, false}},
-      {"MPI_Gather", {CallKind::AllToAll, false, false}},
-      {"MPI_Gatherv", {CallKind::AllToAll, false, false}},
-      {"MPI_Scatter", {CallKind::AllToAll, false, false}},
-      {"MPI_Scatterv", {CallKind::AllToAll, false, false}},
-      {"MPI_Alltoall", {CallKind::AllToAll, false, false}},
-      {"MPI_Alltoallv", {CallKind::AllToAll, false, false}},
-      {"MPI_Ibarrier", {CallKind::Barrier, true, false}},
-      {"MPI_Ibcast", {CallKind::Broadcast, true, false}},
-      {"MPI_Ireduce", {CallKind::Reduce, true, true}},
-      {"MPI_Iallreduce", {CallKind::AllReduce, true, true}},
-      {"MPI_Iscan", {CallKind::AllReduce, true, true}},
-      {"MPI_Iexscan", {CallKind::AllReduce, true, true}},
-      {"MPI_Ireduce_scatter_block", {CallKind::ReduceScatter, true, true}},
-      {"MPI_Iallgather", {CallKind::AllGather, true, false}},
-      {"MPI_Igather", {CallKind::AllToAll, true, false}},
-      {"MPI_Iscatter", {CallKind::AllToAll, true, false}},
-      {"MPI_Ialltoall", {CallKind::AllToAll, true, false}},
-      {"MPI_Ireduce_scatter", {CallKind::ReduceScatter, true, true}},
-      {"MPI_Iallgatherv", {CallKind::AllGather, true, false}},
-      {"MPI_Igatherv", {CallKind::AllToAll, true, false}},
-      {"MPI_Iscatterv", {CallKind::AllToAll, true, false}},
-      {"MPI_Ialltoallv", {CallKind::AllToAll, true, false}},
-  };
-  auto it = kinds.find(name);
-  if (it == kinds.end()) return std::nullopt;
-  return it->second;
-}
-
-bool is_send(const std::string& n) {
-  return n == "MPI_Send" || n == "MPI_Ssend" || n == "MPI_Bsend" || n == "MPI_Rsend" || n == "MPI_Isend" ||
-         n == "MPI_Issend";
+MessageForm message_form(const std::string& name, const std::string& sig, int64_t count) {
+  MessageForm f;
+  if (count < 0) return f;
+  if (!name.empty()) {
+    f.dtype = language_dtype(name);
+    if (f.dtype != "any") f.count = static_cast<uint64_t>(count);
+    return f;
+  }
+  std::vector<std::pair<std::string, uint64_t>> runs;  // language dtype, times
+  size_t start = 0;
+  while (start < sig.size()) {
+    size_t comma = sig.find(',', start);
+    const std::string run = sig.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const size_t star = run.rfind('*');
+    if (star == std::string::npos) return f;
+    const std::string d = language_dtype(run.substr(0, star));
+    const long long n = std::atoll(run.c_str() + star + 1);
+    if (d == "any" || n < 0) return f;
+    if (n > 0) {
+      if (!runs.empty() && runs.back().first == d)
+        runs.back().second += static_cast<uint64_t>(n);
+      else
+        runs.emplace_back(d, static_cast<uint64_t>(n));
+    }
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (runs.empty()) return f;
+  if (runs.size() == 1) {
+    f.dtype = runs[0].first;
+    f.count = runs[0].second * static_cast<uint64_t>(count);
+    return f;
+  }
+  // The shortest unit that repeats: the prefix function's period of the element sequence (small types only).
+  uint64_t total = 0;
+  for (const auto& r : runs) total += r.second;
+  std::vector<std::pair<std::string, uint64_t>> unit = runs;
+  uint64_t repeats = 1;
+  if (total <= 4096) {
+    // The elements, each named by its dtype.
+    std::vector<std::string> el;
+    for (const auto& r : runs) el.insert(el.end(), r.second, r.first);
+    std::vector<size_t> pi(el.size(), 0);
+    for (size_t i = 1; i < el.size(); ++i) {
+      size_t k = pi[i - 1];
+      while (k > 0 && el[i] != el[k]) k = pi[k - 1];
+      if (el[i] == el[k]) ++k;
+      pi[i] = k;
+    }
+    const size_t period = el.size() - pi.back();
+    if (el.size() % period == 0 && period < el.size()) {
+      repeats = el.size() / period;
+      unit.clear();
+      for (size_t i = 0; i < period; ++i)
+        if (!unit.empty() && unit.back().first == el[i])
+          ++unit.back().second;
+        else
+          unit.emplace_back(el[i], 1);
+    }
+  }
+  if (unit.size() == 1) {
+    f.dtype = unit[0].first;
+    f.count = unit[0].second * repeats * static_cast<uint64_t>(count);
+    return f;
+  }
+  uint64_t h = 1469598103934665603ull;  // FNV-1a of the unit's runs
+  for (const auto& [d, n] : unit) {
+    f.signature += (f.signature.empty() ? "" : ",") + d + "*" + std::to_string(n);
+  }
+  for (char ch : f.signature) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+  f.dtype = "mpi_sig_" + hex(h).substr(0, 8);
+  f.count = repeats * static_cast<uint64_t>(count);
+  return f;
 }
 
 // A call whose root or peer is still a rank of its communicator (made world ranks once every member is known).
@@ -104,6 +144,7 @@ struct PendingCall {
   Call call;
   std::optional<int64_t> root_comm_rank, peer_comm_rank;
   size_t source = SIZE_MAX;  // the recorded call it came from (its index in the process's calls)
+  uint64_t request = 0;      // the request a nonblocking operation was posted with (MPI_Cancel finds it)
 };
 
 struct Membership {
@@ -115,7 +156,27 @@ struct Membership {
 struct CommInfo {
   Communicator comm;
   std::vector<Membership> members;
+  bool inter = false;         // an intercommunicator: both groups are its members, peers are remote ranks
+  bool size_known = true;     // false: a communicator the trace never saw made (it stands alone)
+  std::vector<int> union_ranks;  // world ranks of every member, ascending, when the recorder wrote them
 };
+
+// "0,2,-1" (the recorder's rank lists); nullopt when cut ("...") or not written.
+std::optional<std::vector<int>> rank_list(const RecorderLine* l, const char* key) {
+  const auto* f = recorder_field(l, key);
+  if (f == nullptr || !f->is_string()) return std::nullopt;
+  const std::string s = f->get<std::string>();
+  if (s.find("...") != std::string::npos) return std::nullopt;
+  std::vector<int> out;
+  size_t start = 0;
+  while (start < s.size()) {
+    size_t comma = s.find(',', start);
+    out.push_back(std::atoi(s.c_str() + start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
 
 class MpiAssembler {
  public:
@@ -130,7 +191,19 @@ class MpiAssembler {
     for (size_t p = 0; p < processes_.size(); ++p)
       if (world_rank_[p] >= 0) calls[p] = read_process(p);
     insert_usage_errors(calls);
-    return build(calls);
+    Trace t = build(calls);
+    if (!unmodelled_.empty()) {
+      std::string names;
+      for (const auto& [name, n] : unmodelled_)
+        names += (names.empty() ? "" : ", ") + name + (n > 1 ? " x" + std::to_string(n) : "");
+      t.notes.push_back("MPI calls recorded but not modelled (comments in the scenario; no verdict rests on them): " +
+                        names);
+    }
+    t.notes.push_back(
+        "MPI calls the recorder does not see (PMPI hooks it has none for: MPI_Comm_spawn, MPI_Comm_connect/accept, "
+        "file I/O, persistent collectives, MPI_Sendrecv_replace, ...) leave no trace; a wait on a request one of "
+        "them made is noted, never an error");
+    return t;
   }
 
  private:
@@ -142,8 +215,16 @@ class MpiAssembler {
   int64_t int_field(size_t p, const RecorderLine* l, const char* key) const {
     return RecorderFields(*processes_[p].file, l).integer(key);
   }
+  int64_t int_or(const RecorderLine* l, const char* key, int64_t fallback) const {
+    const Json* f = field(l, key);
+    return f != nullptr && f->is_number_integer() ? f->get<int64_t>() : fallback;
+  }
   std::string string_field(size_t p, const RecorderLine* l, const char* key) const {
     return RecorderFields(*processes_[p].file, l).string(key);
+  }
+  std::string string_or(const RecorderLine* l, const char* key) const {
+    const Json* f = field(l, key);
+    return f != nullptr && f->is_string() ? f->get<std::string>() : std::string();
   }
   uint64_t handle_field(size_t p, const RecorderLine* l, const char* key) const {
     return RecorderFields(*processes_[p].file, l).hex(key);
@@ -161,12 +242,28 @@ class MpiAssembler {
     }
     return out;
   }
+  std::vector<uint64_t> handles_field(size_t p, const RecorderLine* l, const char* key) const {
+    std::vector<uint64_t> out;
+    for (const auto& s : list_field(p, l, key))
+      if (auto v = parse_hex_field(s)) out.push_back(*v);
+    return out;
+  }
+  // The message a call's count and type make (`prefix` "" or "recv_").
+  MessageForm message(const RecorderLine* l, const std::string& prefix, const char* count_key) const {
+    return message_form(string_or(l, (prefix + "dtype").c_str()), string_or(l, (prefix + "dtype_sig").c_str()),
+                        int_or(l, count_key, -1));
+  }
+  static void set_message(Call& c, const MessageForm& m) {
+    c.dtype = m.dtype;
+    c.count = m.count;
+    if (!m.signature.empty()) c.detail += " (type signature " + m.signature + ")";
+  }
 
   // --- processes and world ranks -----------------------------------------------------------------------
   void find_init(size_t p) {
     for (const auto& rc : processes_[p].calls) {
-      const std::string name = rc.enter->event["call"].get<std::string>();
-      if (name != "MPI_Init" && name != "MPI_Init_thread") continue;
+      const auto info = mpi_call_of(rc.enter->event["call"].get<std::string>());
+      if (!info || info->family != MpiFamily::Init) continue;
       if (rc.ret == nullptr) return;  // stopped inside MPI_Init: its rank is not known
       const int64_t rank = int_field(p, rc.ret, "world_rank");
       const int64_t size = int_field(p, rc.ret, "world_size");
@@ -208,13 +305,18 @@ class MpiAssembler {
   struct ProcessState {
     std::map<uint64_t, std::string> comm_of;
     std::map<std::string, int> creations_on;  // parent id -> communicators made from it so far
+    std::map<std::string, int> group_creations;  // (key of a group-only creation) -> how many so far
     std::map<uint64_t, std::pair<std::string, std::string>> window_of;  // handle -> (comm id, buffer)
+    std::map<std::string, int> windows_on;  // comm id -> windows made on it and not yet freed
+    std::map<std::string, PendingCall> deferred_free;  // comm id -> its MPI_Comm_free, taken at its last window's
     int windows = 0;
     std::set<uint64_t> outstanding;  // requests posted and not completed
     // Persistent requests (MPI_Send_init, MPI_Recv_init, ...): the operation each MPI_Start of it starts;
     // nullopt for one with MPI_PROC_NULL, whose starts communicate nothing.
     std::map<uint64_t, std::optional<PendingCall>> persistent;
-    int unseen_requests = 0;  // waits on requests never seen posted
+    std::set<uint64_t> local_requests;  // MPI_Imrecv, MPI_Grequest_start: completed without a peer
+    std::set<uint64_t> cancelled;       // MPI_Cancel was called on it
+    int unseen_requests = 0;            // waits on requests never seen posted
     bool group_open = false;
   };
 
@@ -236,15 +338,27 @@ class MpiAssembler {
     const bool self = handle == self_handle_[p];
     std::string id =
         self ? "self" + std::to_string(world_rank_[p]) : "handle" + std::to_string(world_rank_[p]) + "_" + hex(handle);
+    for (int k = 2; comms_.count(id) && !self; ++k)  // a handle value seen before, freed, and made again unseen
+      id = "handle" + std::to_string(world_rank_[p]) + "_" + hex(handle) + "_" + std::to_string(k);
     st.comm_of[handle] = id;
     auto& info = comm_info(id, CommOrigin::Preexisting);
     info.comm.label = id;
     info.comm.size = 1;
+    info.size_known = self;
     info.members.push_back(Membership{p, 0, 0});
     if (!self)
       notes_.push_back(processes_[p].file->name + ":" + std::to_string(l->line) + ": communicator 0x" + hex(handle) +
-                       " was never created in this trace; it stands alone in the scenario");
+                       " was never created in this trace; it stands alone in the scenario (no usage rule "
+                       "judges its size or ranks)");
     return id;
+  }
+  const CommInfo* comm_by_id(const std::string& id) const {
+    auto it = comms_.find(id);
+    return it == comms_.end() ? nullptr : &it->second;
+  }
+  bool is_inter(const std::string& id) const {
+    const CommInfo* c = comm_by_id(id);
+    return c != nullptr && c->inter;
   }
 
   std::vector<PendingCall> read_process(size_t p) {
@@ -258,10 +372,22 @@ class MpiAssembler {
     for (size_t i = 0; i < processes_[p].calls.size(); ++i) {
       const RecordedCall& rc = processes_[p].calls[i];
       threads.insert(rc.enter->event["tid"].get<int64_t>());
-      usage_rules_.observe(p, i, rc, usage_context(p, st, rc));
+      const std::string name = rc.enter->event["call"].get<std::string>();
+      const auto info = mpi_call_of(name);
+      if (!info) {
+        ++unmodelled_[name];
+        PendingCall pc;
+        pc.call.detail = name + " (not modelled)";
+        pc.call.origin = processes_[p].file->name + ":" + std::to_string(rc.enter->line);
+        pc.source = i;
+        out.push_back(std::move(pc));
+        continue;
+      }
+      usage_rules_.observe(p, i, rc, usage_context(p, st, rc, *info));
       const size_t before = out.size();
-      read_call(p, st, rc, out);
-      for (size_t k = before; k < out.size(); ++k) out[k].source = i;
+      read_call(p, st, rc, *info, out);
+      for (size_t k = before; k < out.size(); ++k)
+        if (out[k].source == SIZE_MAX) out[k].source = i;
     }
     if (st.group_open) {
       // Operations no wait completed (a request freed while active, MPI 4.1 sec. 3.7.3, or never completed:
@@ -284,11 +410,11 @@ class MpiAssembler {
 
   // --- MPI usage errors (issue 26; mpi_usage_rules.h) ----------------------------------------------------
   // What the rules need of a call beyond its lines: its communicator's size, MPI_COMM_NULL, its window.
-  MpiCallContext usage_context(size_t p, const ProcessState& st, const RecordedCall& rc) {
+  MpiCallContext usage_context(size_t p, const ProcessState& st, const RecordedCall& rc, const MpiCallInfo& info) {
     MpiCallContext ctx;
+    ctx.info = &info;
     ctx.world_rank = world_rank_[p];
     const RecorderLine* in = rc.enter;
-    const std::string name = in->event["call"].get<std::string>();
     auto comm_id = [&](uint64_t h) -> std::string {
       auto it = st.comm_of.find(h);
       return it == st.comm_of.end() ? std::string() : it->second;
@@ -299,13 +425,14 @@ class MpiAssembler {
       ctx.comm_null = null != comm_null_handle_.end() && h == null->second;
       const std::string id = comm_id(h);
       ctx.world_comm = id == "world";
+      ctx.inter = is_inter(id);
       if (id == "world")
         ctx.comm_size = world_size_;
       else if (h == self_handle_[p])
         ctx.comm_size = 1;
-      else if (auto c = comms_.find(id); !id.empty() && c != comms_.end() && c->second.comm.size > 0)
-        ctx.comm_size = c->second.comm.size;
-      if (name.rfind("MPI_Win_", 0) == 0 && !id.empty())  // a window's creation: the id it will get
+      else if (const CommInfo* c = comm_by_id(id); c != nullptr && c->size_known && c->comm.size > 0 && !c->inter)
+        ctx.comm_size = c->comm.size;
+      if (info.family == MpiFamily::WinCreate && !id.empty())  // a window's creation: the id it will get
         ctx.window = id + "/win" + std::to_string(st.windows + 1);
     }
     if (field(in, "win") != nullptr) {
@@ -355,8 +482,17 @@ class MpiAssembler {
     out.push_back(start);
     st.group_open = true;
   }
-  void complete(ProcessState& st, uint64_t request, std::vector<PendingCall>& out, CallState state) {
+  // A request completes: a cancelled operation (MPI 4.1 sec. 3.8.4: it moved no message) leaves the group.
+  void complete(ProcessState& st, uint64_t request, bool cancelled, std::vector<PendingCall>& out, CallState state) {
+    if (cancelled)
+      for (auto it = out.rbegin(); it != out.rend(); ++it)
+        if (it->request == request && (it->call.kind == CallKind::Send || it->call.kind == CallKind::Recv)) {
+          it->call.kind = CallKind::Other;
+          it->call.detail += " (cancelled: MPI_Cancel took effect, no message moved)";
+          break;
+        }
     st.outstanding.erase(request);
+    st.cancelled.erase(request);
     if (st.group_open && st.outstanding.empty()) {
       PendingCall end;
       end.call.kind = CallKind::GroupEnd;
@@ -365,11 +501,70 @@ class MpiAssembler {
       st.group_open = false;
     }
   }
+  // A nonblocking operation posted with request `r` (none: 0).
+  void post(ProcessState& st, std::vector<PendingCall>& out, PendingCall pc, uint64_t r) {
+    open_group(st, out);
+    if (r != 0) st.outstanding.insert(r);
+    pc.request = r;
+    out.push_back(std::move(pc));
+  }
+  // The peer of a point-to-point call: on an intercommunicator a rank of the remote group (MPI 4.1 sec. 7.6),
+  // made a world rank here; on an intracommunicator a rank of it, made one in build().
+  void set_peer(size_t p, PendingCall& pc, int64_t peer) {
+    const CommInfo* info = comm_by_id(pc.call.comm);
+    if (info != nullptr && info->inter) {
+      auto r = remote_.find({pc.call.comm, world_rank_[p]});
+      if (r != remote_.end() && peer >= 0 && static_cast<size_t>(peer) < r->second.size())
+        pc.call.peer = r->second[static_cast<size_t>(peer)];
+      return;
+    }
+    pc.peer_comm_rank = peer;
+  }
 
-  void read_call(size_t p, ProcessState& st, const RecordedCall& rc, std::vector<PendingCall>& out) {
+  // A communicator made by this process (`child`; its members from the return line when written).
+  void made_comm(size_t p, ProcessState& st, const RecordedCall& rc, const std::string& child, CommOrigin origin,
+                 const std::string& parent, int64_t key, bool dup_of_parent) {
+    const RecorderLine* ret = rc.ret;
+    auto& info = comm_info(child, origin);
+    info.comm.parent = parent;
+    info.comm.label = child;
+    int64_t rank = -1;
+    const CommInfo* par = comm_by_id(parent);
+    if (ret != nullptr && int_or(ret, "result", 0) == 0) {
+      st.comm_of[handle_field(p, ret, "newcomm")] = child;
+      rank = int_or(ret, "rank", -1);
+      const int64_t size = int_or(ret, "size", -1);
+      if (size > 0) info.comm.size = static_cast<int>(size);
+      auto members = rank_list(ret, "members");
+      auto remote = rank_list(ret, "remote");
+      if (int_or(ret, "inter", 0) != 0 || (dup_of_parent && par != nullptr && par->inter)) info.inter = true;
+      if (members && (remote || !info.inter)) {
+        std::vector<int> all = *members;
+        if (remote) all.insert(all.end(), remote->begin(), remote->end());
+        std::sort(all.begin(), all.end());
+        info.union_ranks = all;
+        if (remote) remote_[{child, world_rank_[p]}] = *remote;
+      } else if (dup_of_parent && par != nullptr) {
+        info.union_ranks = par->union_ranks;
+        auto r = remote_.find({parent, world_rank_[p]});
+        if (r != remote_.end()) remote_[{child, world_rank_[p]}] = r->second;
+      }
+    }
+    if (info.inter || (rank < 0 && !info.union_ranks.empty())) {
+      // One numbering for both groups of an intercommunicator: by world rank.
+      auto at = std::find(info.union_ranks.begin(), info.union_ranks.end(), world_rank_[p]);
+      rank = at == info.union_ranks.end() ? -1 : at - info.union_ranks.begin();
+      if (!info.union_ranks.empty()) info.comm.size = static_cast<int>(info.union_ranks.size());
+    }
+    if (dup_of_parent && rank < 0) key = world_rank_[p];
+    info.members.push_back(Membership{p, rank, key});
+  }
+
+  void read_call(size_t p, ProcessState& st, const RecordedCall& rc, const MpiCallInfo& info,
+                 std::vector<PendingCall>& out) {
     const RecorderLine* in = rc.enter;
     const RecorderLine* ret = rc.ret;
-    const std::string name = in->event["call"].get<std::string>();
+    const std::string& name = std::string(info.name);
     PendingCall pc;
     Call& c = pc.call;
     c.state = ret != nullptr ? CallState::Completed : CallState::Started;
@@ -380,255 +575,365 @@ class MpiAssembler {
     const int64_t result = ret != nullptr ? int_field(p, ret, "result") : 0;
     if (result != 0) c.detail += " returned error " + std::to_string(result);
     const bool ok = ret != nullptr && result == 0;
-    auto request_out = [&]() -> std::optional<uint64_t> {
-      if (!ok) return std::nullopt;
+    auto request_out = [&]() -> uint64_t {
+      if (!ok || field(ret, "req") == nullptr) return 0;
       return handle_field(p, ret, "req");
     };
+    auto comm = [&](const char* key = "comm") { return comm_of(p, st, handle_field(p, in, key), in); };
 
-    if (name == "MPI_Init" || name == "MPI_Init_thread") return;
-    if (auto k = collective_kind(name)) {
-      c.kind = k->kind;
-      c.mpi_call = name.substr(4);  // `call=`: ranks meeting in one slot with different functions mismatch
-      c.comm = comm_of(p, st, handle_field(p, in, "comm"), in);
-      if (const int64_t n = int_field(p, in, "count"); n >= 0 && k->kind != CallKind::Barrier)
-        c.count = static_cast<uint64_t>(n);
-      c.dtype = language_dtype(string_field(p, in, "dtype"));
-      if (k->reduces) {
-        const std::string o = string_field(p, in, "op");
-        if (o == "sum" || o == "prod" || o == "max" || o == "min") c.redop = o;
-      }
-      if (field(in, "root") != nullptr)  // written for rooted calls only (older traces: -1 when not rooted)
-        if (const int64_t root = int_field(p, in, "root"); root >= 0) pc.root_comm_rank = root;
-      if (k->nonblocking) {
-        open_group(st, out);
-        if (auto r = request_out()) st.outstanding.insert(*r);
-      }
-      out.push_back(std::move(pc));
-      return;
-    }
-    // A persistent request's creation reads like its operation; it is kept for the MPI_Starts of it.
-    const bool persistent_init = name == "MPI_Send_init" || name == "MPI_Ssend_init" || name == "MPI_Bsend_init" ||
-                                 name == "MPI_Rsend_init" || name == "MPI_Recv_init";
-    const std::string operation = persistent_init ? name.substr(0, name.size() - 5) : name;
-    const bool send = is_send(operation);
-    if (send || operation == "MPI_Recv" || name == "MPI_Irecv") {
-      c.kind = send ? CallKind::Send : CallKind::Recv;
-      c.comm = comm_of(p, st, handle_field(p, in, "comm"), in);
-      c.dtype = language_dtype(string_field(p, in, "dtype"));
-      const int64_t peer = int_field(p, in, "peer");
-      if (peer == kProcNull) {  // MPI_PROC_NULL: no communication at all
-        if (persistent_init && ok) st.persistent[handle_field(p, ret, "req")] = std::nullopt;
+    switch (info.family) {
+      case MpiFamily::Init:
         return;
-      }
-      if (field(in, "tag") != nullptr) c.tag = int_field(p, in, "tag");
-      if (peer == kAnySource && !send) {
-        c.any_source = true;
-        if (ok && name == "MPI_Recv") c.detail += " matched source " + std::to_string(int_field(p, ret, "source"));
-      } else {
-        pc.peer_comm_rank = peer;
-      }
-      if (persistent_init) {
-        if (ok) st.persistent[handle_field(p, ret, "req")] = std::move(pc);
-        return;
-      }
-      const bool nonblocking = name == "MPI_Isend" || name == "MPI_Issend" || name == "MPI_Irecv";
-      if (nonblocking) {
-        open_group(st, out);
-        if (auto r = request_out()) st.outstanding.insert(*r);
-      }
-      out.push_back(std::move(pc));
-      return;
-    }
-    if (name == "MPI_Sendrecv") {
-      const std::string comm = comm_of(p, st, handle_field(p, in, "comm"), in);
-      const bool was_open = st.group_open;
-      open_group(st, out);
-      const int64_t dest = int_field(p, in, "peer"), source = int_field(p, in, "recv_peer");
-      if (dest != kProcNull) {
-        PendingCall s = pc;
-        s.call.kind = CallKind::Send;
-        s.call.comm = comm;
-        s.call.dtype = language_dtype(string_field(p, in, "dtype"));
-        if (field(in, "tag") != nullptr) s.call.tag = int_field(p, in, "tag");
-        s.peer_comm_rank = dest;
-        out.push_back(std::move(s));
-      }
-      if (source != kProcNull) {
-        PendingCall r = pc;
-        r.call.kind = CallKind::Recv;
-        r.call.comm = comm;
-        r.call.dtype = language_dtype(string_field(p, in, "recv_dtype"));
-        if (field(in, "recv_tag") != nullptr) r.call.tag = int_field(p, in, "recv_tag");
-        if (source == kAnySource)
-          r.call.any_source = true;
-        else
-          r.peer_comm_rank = source;
-        out.push_back(std::move(r));
-      }
-      if (!was_open) {
-        PendingCall end;
-        end.call.kind = CallKind::GroupEnd;
-        end.call.state = c.state;
-        out.push_back(end);
-        st.group_open = false;
-      }
-      return;
-    }
-    if (name == "MPI_Wait" || name == "MPI_Test") {
-      const uint64_t r = handle_field(p, in, "req");
-      if (name == "MPI_Test" && (!ok || int_field(p, ret, "flag") == 0)) return;
-      if (!st.outstanding.count(r)) {
-        if (r != 0 && !st.unseen_requests++)
-          rank_notes_[world_rank_[p]].push_back(
-              "a wait on a request the trace never saw posted (a call the "
-              "recorder does not see, such as MPI_Start)");
-        return;
-      }
-      complete(st, r, out, c.state);
-      return;
-    }
-    if (name == "MPI_Waitall" || name == "MPI_Testall" || name == "MPI_Waitany") {
-      if (name == "MPI_Testall" && (!ok || int_field(p, ret, "flag") == 0)) return;
-      std::vector<uint64_t> reqs;
-      for (const auto& s : list_field(p, in, "reqs"))
-        if (auto v = parse_hex_field(s)) reqs.push_back(*v);
-      if (name == "MPI_Waitany") {
-        if (!ok) {
-          // Stopped in a Waitany: it waits for any one of them; the group holds them all.
+      case MpiFamily::Collective: {
+        c.kind = info.kind;
+        c.mpi_call = name.substr(4);  // `call=`: ranks meeting in one slot with different functions mismatch
+        c.comm = comm();
+        if (info.kind != CallKind::Barrier) {
+          // The count and type MPI reads on this rank (the recorder takes the receive side where MPI_IN_PLACE
+          // makes the send side ignored); on an intercommunicator the two groups pass different ones (a root
+          // group sends, the other receives): not compared.
+          if (!is_inter(c.comm)) set_message(c, message(in, "", "count"));
+          else c.dtype = "any";
+        }
+        if (info.has(kReduces)) {
+          const std::string o = string_or(in, "op");
+          if (o == "sum" || o == "prod" || o == "max" || o == "min") c.redop = o;
+        }
+        // Written for rooted calls only (older traces: -1 when not rooted). On an intercommunicator the root
+        // is MPI_ROOT, MPI_PROC_NULL or a remote rank: not one rank that every member names.
+        if (field(in, "root") != nullptr && !is_inter(c.comm))
+          if (const int64_t root = int_field(p, in, "root"); root >= 0) pc.root_comm_rank = root;
+        if (info.has(kNonblocking)) {
+          post(st, out, std::move(pc), request_out());
           return;
         }
-        const int64_t index = int_field(p, ret, "index");
-        if (index >= 0 && static_cast<size_t>(index) < reqs.size())
-          complete(st, reqs[static_cast<size_t>(index)], out, c.state);
-        return;
-      }
-      if (ret == nullptr) return;  // never returned: the group stays open to the end, where it stopped
-      for (uint64_t r : reqs)
-        if (st.outstanding.count(r)) complete(st, r, out, c.state);
-      return;
-    }
-    if (name == "MPI_Probe") {
-      // A blocking probe waits for a message it matches (MPI 4.1 sec. 3.8.1). Between a nonblocking call and
-      // its wait (a `group`, which holds only what is posted together) it is left as a comment.
-      const int64_t peer = int_field(p, in, "peer");
-      if (peer == kProcNull || st.group_open) {
-        if (st.group_open) c.detail += " (between a nonblocking call and its wait: left out)";
         out.push_back(std::move(pc));
         return;
       }
-      c.kind = CallKind::Probe;
-      c.comm = comm_of(p, st, handle_field(p, in, "comm"), in);
-      if (field(in, "tag") != nullptr) c.tag = int_field(p, in, "tag");
-      if (peer == kAnySource)
-        c.any_source = true;
-      else
-        pc.peer_comm_rank = peer;
-      out.push_back(std::move(pc));
-      return;
-    }
-    if (name == "MPI_Start" || name == "MPI_Startall") {
-      // Each started request posts its operation, as MPI_Isend or MPI_Irecv would (MPI 4.1 sec. 3.9), and
-      // is completed by a wait like theirs.
-      std::vector<uint64_t> reqs;
-      if (name == "MPI_Start") {
-        reqs.push_back(handle_field(p, in, "req"));
-      } else {
-        for (const auto& s : list_field(p, in, "reqs"))
-          if (auto v = parse_hex_field(s)) reqs.push_back(*v);
-      }
-      for (uint64_t r : reqs) {
-        auto it = st.persistent.find(r);
-        if (it == st.persistent.end()) {
-          rank_notes_[world_rank_[p]].push_back(c.origin + ": " + name +
-                                                " of a request the trace never saw made (left out)");
-          continue;
-        }
-        if (!it->second) continue;  // MPI_PROC_NULL
-        PendingCall started = *it->second;
-        started.call.state = c.state;
-        started.call.seq = c.seq;
-        started.call.time_ns = c.time_ns;
-        started.call.detail = name + " of " + started.call.detail;
-        started.call.origin = c.origin;
-        open_group(st, out);
-        st.outstanding.insert(r);
-        out.push_back(std::move(started));
-      }
-      return;
-    }
-    if (name == "MPI_Request_free") {
-      if (ok) st.persistent.erase(handle_field(p, in, "req"));
-      return;
-    }
-    if (name == "MPI_Comm_split" || name == "MPI_Comm_split_type" || name == "MPI_Comm_dup" ||
-        name == "MPI_Comm_create" || name == "MPI_Cart_create") {
-      c.kind = CallKind::CommSplit;
-      c.comm = comm_of(p, st, handle_field(p, in, "comm"), in);
-      const int n = st.creations_on[c.comm]++;
-      std::string child = c.comm + "/" + std::to_string(n);
-      const bool split = name == "MPI_Comm_split" || name == "MPI_Comm_split_type";
-      int64_t key = 0;
-      if (split) {
-        const int64_t color = int_field(p, in, "color");
-        key = int_field(p, in, "key");
-        if (color < 0) {
-          out.push_back(std::move(pc));  // MPI_UNDEFINED: joins no child
+      case MpiFamily::Send:
+      case MpiFamily::Recv: {
+        const bool send = info.family == MpiFamily::Send;
+        c.kind = send ? CallKind::Send : CallKind::Recv;
+        c.comm = comm();
+        set_message(c, message(in, "", "count"));
+        if (send && info.has(kBuffered)) c.buffered = true;  // MPI 4.1 sec. 3.4: completes locally
+        const int64_t peer = int_field(p, in, "peer");
+        if (peer == kProcNull) {  // MPI_PROC_NULL: no communication at all
+          if (info.has(kPersistent) && ok) st.persistent[handle_field(p, ret, "req")] = std::nullopt;
+          if (info.has(kNonblocking) && ok) st.local_requests.insert(request_out());
           return;
         }
-        child += ".c" + std::to_string(color);
+        if (field(in, "tag") != nullptr) c.tag = int_field(p, in, "tag");
+        if (peer == kAnySource && !send) {
+          c.any_source = true;
+          if (ok && !info.has(kNonblocking) && !info.has(kPersistent))
+            c.detail += " matched source " + std::to_string(int_field(p, ret, "source"));
+        } else {
+          set_peer(p, pc, peer);
+        }
+        if (info.has(kPersistent)) {
+          if (ok) st.persistent[handle_field(p, ret, "req")] = std::move(pc);
+          return;
+        }
+        if (info.has(kNonblocking)) {
+          post(st, out, std::move(pc), request_out());
+          return;
+        }
+        out.push_back(std::move(pc));
+        return;
       }
-      int64_t rank = -1;
-      if (ok) {
-        const uint64_t handle = handle_field(p, ret, "newcomm");
-        rank = int_field(p, ret, "rank");
-        if (rank < 0) {  // MPI_COMM_NULL: this process is not in the new communicator
+      case MpiFamily::Sendrecv: {
+        const std::string cm = comm();
+        const bool was_open = st.group_open;
+        open_group(st, out);
+        const int64_t dest = int_field(p, in, "peer"), source = int_field(p, in, "recv_peer");
+        if (dest != kProcNull) {
+          PendingCall s = pc;
+          s.call.kind = CallKind::Send;
+          s.call.comm = cm;
+          set_message(s.call, message(in, "", "count"));
+          if (field(in, "tag") != nullptr) s.call.tag = int_field(p, in, "tag");
+          set_peer(p, s, dest);
+          out.push_back(std::move(s));
+        }
+        if (source != kProcNull) {
+          PendingCall r = pc;
+          r.call.kind = CallKind::Recv;
+          r.call.comm = cm;
+          set_message(r.call, message(in, "recv_", "recv_count"));
+          if (field(in, "recv_tag") != nullptr) r.call.tag = int_field(p, in, "recv_tag");
+          if (source == kAnySource)
+            r.call.any_source = true;
+          else
+            set_peer(p, r, source);
+          out.push_back(std::move(r));
+        }
+        if (!was_open) {
+          PendingCall end;
+          end.call.kind = CallKind::GroupEnd;
+          end.call.state = c.state;
+          out.push_back(end);
+          st.group_open = false;
+        }
+        return;
+      }
+      case MpiFamily::Probe: {
+        // A blocking probe waits for a message it matches (MPI 4.1 sec. 3.8.1). Between a nonblocking call and
+        // its wait (a `group`, which holds only what is posted together) it is left as a comment.
+        const int64_t peer = int_field(p, in, "peer");
+        if (peer == kProcNull || st.group_open) {
+          if (st.group_open) c.detail += " (between a nonblocking call and its wait: left out)";
           out.push_back(std::move(pc));
           return;
         }
-        st.comm_of[handle] = child;
+        c.kind = CallKind::Probe;
+        c.comm = comm();
+        if (field(in, "tag") != nullptr) c.tag = int_field(p, in, "tag");
+        if (peer == kAnySource)
+          c.any_source = true;
+        else
+          set_peer(p, pc, peer);
+        out.push_back(std::move(pc));
+        return;
       }
-      auto& info = comm_info(child, CommOrigin::Split);
-      info.comm.parent = c.comm;
-      info.comm.label = child;
-      if (ok) info.comm.size = static_cast<int>(int_field(p, ret, "size"));
-      if (name == "MPI_Comm_dup" && rank < 0) key = world_rank_[p];
-      info.members.push_back(Membership{p, rank, key});
-      c.child_comm = child;
-      out.push_back(std::move(pc));
-      return;
-    }
-    if (name == "MPI_Comm_free") {
-      c.kind = CallKind::CommDestroy;
-      c.comm = comm_of(p, st, handle_field(p, in, "comm"), in);
-      out.push_back(std::move(pc));
-      return;
-    }
-    if (name == "MPI_Win_create" || name == "MPI_Win_allocate" || name == "MPI_Win_allocate_shared" ||
-        name == "MPI_Win_create_dynamic") {
-      c.kind = CallKind::WindowRegister;
-      c.comm = comm_of(p, st, handle_field(p, in, "comm"), in);
-      c.buffer = "win" + std::to_string(++st.windows);
-      if (ok) st.window_of[handle_field(p, ret, "win")] = {c.comm, c.buffer};
-      out.push_back(std::move(pc));
-      return;
-    }
-    if (name == "MPI_Win_free" || name == "MPI_Win_fence") {
-      auto it = st.window_of.find(handle_field(p, in, "win"));
-      if (it == st.window_of.end()) {
-        c.detail += " on a window the trace never saw created";
-      } else {
-        c.kind = name == "MPI_Win_free" ? CallKind::WindowDeregister : CallKind::Barrier;
-        if (name == "MPI_Win_fence") c.mpi_call = "Win_fence";  // a fence meets fences only
+      case MpiFamily::Mprobe: {
+        // A matched probe dequeues the message it matches (MPI 4.1 sec. 3.8.2): the receive happens here, from
+        // the probe's source (or any); MPI_Mrecv then only copies it. MPI_Improbe that found none did nothing.
+        if (info.has(kNonblocking) && (!ok || int_or(ret, "flag", 0) == 0)) return;
+        const int64_t peer = int_field(p, in, "peer");
+        if (peer == kProcNull) return;
+        c.kind = CallKind::Recv;
+        c.comm = comm();
+        c.dtype = "any";  // the count and type are the MPI_Mrecv's, later: not compared
+        if (field(in, "tag") != nullptr) c.tag = int_field(p, in, "tag");
+        if (info.has(kNonblocking)) {  // it found a message: take that one
+          c.peer = std::nullopt;
+          if (const int64_t s = int_or(ret, "source", -1); s >= 0) set_peer(p, pc, s);
+          if (const int64_t t = int_or(ret, "tag", -1); t >= 0) c.tag = t;
+        } else if (peer == kAnySource) {
+          c.any_source = true;
+        } else {
+          set_peer(p, pc, peer);
+        }
+        if (st.group_open) {
+          post(st, out, std::move(pc), 0);
+          return;
+        }
+        out.push_back(std::move(pc));
+        return;
+      }
+      case MpiFamily::Mrecv:
+        if (info.has(kNonblocking) && ok) st.local_requests.insert(request_out());
+        out.push_back(std::move(pc));
+        return;
+      case MpiFamily::Wait:
+      case MpiFamily::WaitAll:
+      case MpiFamily::WaitSome: {
+        const bool test = info.has(kNonblocking);
+        if (test && (!ok || int_or(ret, "flag", 0) == 0) && info.family != MpiFamily::WaitSome) return;
+        std::vector<uint64_t> reqs;
+        std::vector<size_t> picked;
+        std::set<size_t> cancelled_at;
+        if (info.family == MpiFamily::Wait) {
+          reqs.push_back(handle_field(p, in, "req"));
+          if (ret != nullptr) picked.push_back(0);
+          if (ok && int_or(ret, "cancelled", 0) != 0) cancelled_at.insert(0);
+        } else {
+          reqs = handles_field(p, in, "reqs");
+          if (info.family == MpiFamily::WaitAll) {
+            if (ret == nullptr) return;  // never returned: the group stays open to the end, where it stopped
+            for (size_t k = 0; k < reqs.size(); ++k) picked.push_back(k);
+            for (const auto& s : ok ? list_field(p, ret, "cancelled") : std::vector<std::string>{})
+              if (field(ret, "cancelled") != nullptr) cancelled_at.insert(static_cast<size_t>(std::atoll(s.c_str())));
+          } else if (info.call == MpiCall::Waitany) {
+            if (!ok) return;  // stopped in a Waitany: it waits for any one of them; the group holds them all
+            const int64_t index = int_field(p, ret, "index");
+            if (index >= 0) picked.push_back(static_cast<size_t>(index));
+            if (int_or(ret, "cancelled", 0) != 0 && index >= 0) cancelled_at.insert(static_cast<size_t>(index));
+          } else if (ok && field(ret, "indices") != nullptr) {
+            for (const auto& s : list_field(p, ret, "indices")) picked.push_back(static_cast<size_t>(std::atoll(s.c_str())));
+          }
+        }
+        for (size_t k : picked) {
+          if (k >= reqs.size()) continue;
+          const uint64_t r = reqs[k];
+          if (st.outstanding.count(r)) {
+            complete(st, r, cancelled_at.count(k) > 0, out, c.state);
+          } else if (r != 0 && !st.local_requests.count(r) && info.family == MpiFamily::Wait &&
+                     !st.unseen_requests++) {
+            rank_notes_[world_rank_[p]].push_back(
+                "a wait on a request the trace never saw posted (a call the recorder does not see)");
+          }
+        }
+        return;
+      }
+      case MpiFamily::Start: {
+        // Each started request posts its operation, as MPI_Isend or MPI_Irecv would (MPI 4.1 sec. 3.9), and
+        // is completed by a wait like theirs.
+        std::vector<uint64_t> reqs;
+        if (info.has(kAll))
+          reqs = handles_field(p, in, "reqs");
+        else
+          reqs.push_back(handle_field(p, in, "req"));
+        for (uint64_t r : reqs) {
+          auto it = st.persistent.find(r);
+          if (it == st.persistent.end()) {
+            rank_notes_[world_rank_[p]].push_back(c.origin + ": " + name +
+                                                  " of a request the trace never saw made (left out)");
+            continue;
+          }
+          if (!it->second) continue;  // MPI_PROC_NULL
+          PendingCall started = *it->second;
+          started.call.state = c.state;
+          started.call.seq = c.seq;
+          started.call.time_ns = c.time_ns;
+          started.call.detail = name + " of " + started.call.detail;
+          started.call.origin = c.origin;
+          post(st, out, std::move(started), r);
+        }
+        return;
+      }
+      case MpiFamily::RequestFree:
+        if (ok) st.persistent.erase(handle_field(p, in, "req"));
+        out.push_back(std::move(pc));
+        return;
+      case MpiFamily::Cancel:
+        st.cancelled.insert(handle_field(p, in, "req"));
+        out.push_back(std::move(pc));
+        return;
+      case MpiFamily::Grequest:
+        if (ok) st.local_requests.insert(request_out());
+        out.push_back(std::move(pc));
+        return;
+      case MpiFamily::CommCreate: {
+        // Collective over the parent's members (MPI 4.1 sec. 7.4.2, 7.6.2, 8.5): each one's n-th creation on
+        // the parent is the same call; the child is named by that, the color of a split, and for a call that
+        // may make several children (MPI_Comm_create with disjoint groups, MPI_Cart_sub) its lowest member.
+        c.kind = CallKind::CommSplit;
+        c.comm = comm();
+        const int n = st.creations_on[c.comm]++;
+        std::string child = c.comm + "/" + std::to_string(n);
+        const bool split = info.call == MpiCall::Comm_split || info.call == MpiCall::Comm_split_type;
+        const bool dup = info.call == MpiCall::Comm_dup || info.call == MpiCall::Comm_dup_with_info ||
+                         info.call == MpiCall::Comm_idup;
+        int64_t key = 0;
+        if (split) {
+          const int64_t color = int_field(p, in, "color");
+          key = int_field(p, in, "key");
+          if (color < 0) {
+            out.push_back(std::move(pc));  // MPI_UNDEFINED: joins no child
+            return;
+          }
+          child += ".c" + std::to_string(color);
+        }
+        if (ok && !dup && !split) {
+          if (int_or(ret, "rank", -1) < 0 && handle_field(p, ret, "newcomm") == comm_null_handle_[p]) {
+            out.push_back(std::move(pc));  // MPI_COMM_NULL: this process is in no child
+            return;
+          }
+          if (auto m = rank_list(ret, "members"); m && !m->empty() &&
+                                                  (info.call == MpiCall::Comm_create || info.call == MpiCall::Cart_sub))
+            child += ".m" + std::to_string(*std::min_element(m->begin(), m->end()));
+        }
+        if (ok && split && int_or(ret, "rank", -1) < 0) {
+          out.push_back(std::move(pc));
+          return;
+        }
+        made_comm(p, st, rc, child, CommOrigin::Split, c.comm, key, dup);
+        c.child_comm = child;
+        if (info.has(kNonblocking)) {  // MPI_Comm_idup: posted here, completed by its request
+          post(st, out, std::move(pc), request_out());
+          return;
+        }
+        out.push_back(std::move(pc));
+        return;
+      }
+      case MpiFamily::CommCreateGroup: {
+        // Collective over the new communicator's members only (MPI_Comm_create_group: the group; MPI_Intercomm_create:
+        // both groups), so they agree on no count of the parent's creations: the child is named by its members
+        // (world ranks), the tag and how many such creations this process made before.
+        c.kind = CallKind::CommInit;
+        const std::string parent = comm();
+        std::string members_key;
+        if (ok) {
+          auto m = rank_list(ret, "members");
+          auto r = rank_list(ret, "remote");
+          if (m) {
+            std::vector<int> all = *m;
+            if (r) all.insert(all.end(), r->begin(), r->end());
+            std::sort(all.begin(), all.end());
+            for (int w : all) members_key += (members_key.empty() ? "" : "_") + std::to_string(w);
+          }
+          if (int_or(ret, "rank", -1) < 0) {
+            out.push_back(std::move(pc));
+            return;
+          }
+        }
+        if (members_key.empty()) members_key = parent;  // cut or never returned: what the caller passed
+        const std::string base = (info.call == MpiCall::Intercomm_create ? "inter_" : "group_") + members_key + "_t" +
+                                 std::to_string(int_or(in, "tag", 0));
+        const std::string child = base + "_" + std::to_string(st.group_creations[base]++);
+        made_comm(p, st, rc, child, CommOrigin::Init, "", 0, false);
+        c.comm = child;
+        out.push_back(std::move(pc));
+        return;
+      }
+      case MpiFamily::CommFree: {
+        c.kind = CallKind::CommDestroy;
+        const uint64_t h = handle_field(p, in, "comm");
+        c.comm = comm();
+        // A handle value MPI hands out again after a free is a new communicator (MPI 4.1 sec. 2.5.4).
+        if (ok) st.comm_of.erase(h);
+        // MPI_Comm_free marks the communicator for deallocation; a window made on it keeps working (MPI 4.1
+        // sec. 7.4.3, 12.2): the comm's end is taken at its last window's free.
+        if (st.windows_on[c.comm] > 0) {
+          c.detail += " (before the communicator's windows were freed: taken at the last one's MPI_Win_free)";
+          st.deferred_free[c.comm] = std::move(pc);
+          return;
+        }
+        out.push_back(std::move(pc));
+        return;
+      }
+      case MpiFamily::WinCreate:
+        c.kind = CallKind::WindowRegister;
+        c.comm = comm();
+        c.buffer = "win" + std::to_string(++st.windows);
+        if (ok) {
+          st.window_of[handle_field(p, ret, "win")] = {c.comm, c.buffer};
+          ++st.windows_on[c.comm];
+        }
+        out.push_back(std::move(pc));
+        return;
+      case MpiFamily::WinFree:
+      case MpiFamily::WinFence: {
+        auto it = st.window_of.find(handle_field(p, in, "win"));
+        if (it == st.window_of.end()) {
+          c.detail += " on a window the trace never saw created";
+          out.push_back(std::move(pc));
+          return;
+        }
+        c.kind = info.kind;
+        if (info.family == MpiFamily::WinFence) c.mpi_call = "Win_fence";  // a fence meets fences only
         c.comm = it->second.first;
         c.buffer = it->second.second;
-        if (name == "MPI_Win_free" && ok) st.window_of.erase(it);
+        const std::string on = it->second.first;
+        if (info.family == MpiFamily::WinFree && ok) st.window_of.erase(it);
+        out.push_back(std::move(pc));
+        if (info.family == MpiFamily::WinFree && ok && --st.windows_on[on] == 0) {
+          auto d = st.deferred_free.find(on);
+          if (d != st.deferred_free.end()) {
+            out.push_back(std::move(d->second));
+            st.deferred_free.erase(d);
+          }
+        }
+        return;
       }
-      out.push_back(std::move(pc));
-      return;
+      default:
+        // Passive-target synchronisation, one-sided transfers, datatypes, MPI_Finalize, MPI_Abort, queries:
+        // kept as comments (the language has no statement for them; the usage rules read them).
+        out.push_back(std::move(pc));
+        return;
     }
-    // Passive-target synchronisation, one-sided transfers, MPI_Finalize, MPI_Abort: kept as
-    // comments (the language has no statement for them).
-    out.push_back(std::move(pc));
   }
 
   // --- communicators and the Trace ----------------------------------------------------------------------
@@ -697,7 +1002,7 @@ class MpiAssembler {
       }
       rt.threads.push_back(std::move(th));
     }
-    t.notes = notes_;
+    for (auto& n : notes_) t.notes.push_back(n);
     return t;
   }
 
@@ -709,7 +1014,9 @@ class MpiAssembler {
   int world_size_ = 0;
   std::map<std::string, CommInfo> comms_;
   std::vector<std::string> order_;  // comms in order of first sight
+  std::map<std::pair<std::string, int>, std::vector<int>> remote_;  // (intercomm, world rank) -> remote group
   std::map<int, std::vector<std::string>> rank_notes_;
+  std::map<std::string, int> unmodelled_;  // recorded names the call table does not hold
   std::vector<std::string> notes_;
 };
 

@@ -15,12 +15,15 @@
 #include <vector>
 
 #include "collmc/traces/recorder_reader.h"
+#include "mpi_calls.h"
 
 namespace collmc::traces {
 
 // What the reader knows of one recorded call beyond its lines.
 struct MpiCallContext {
+  const MpiCallInfo* info = nullptr;  // the call's row of the call table (mpi_calls.def); never null in observe
   int world_rank = -1;
+  bool inter = false;       // the call's "comm" is an intercommunicator (roots and ranks name the remote group)
   int comm_size = -1;       // the size of the call's "comm", when known
   bool comm_null = false;   // the call's "comm" is MPI_COMM_NULL
   bool world_comm = false;  // the call's "comm" (a window's: the comm it was made on) is MPI_COMM_WORLD
@@ -42,7 +45,6 @@ class MpiUsageRules {
     bool access = false;            // MPI_Win_start .. MPI_Win_complete
     bool exposure = false;          // MPI_Win_post .. MPI_Win_wait
     int fence_only_ops = 0;         // RMA calls since the last fence that only the fence epoch covers
-    int doubled_ops = 0;            // RMA calls since the last fence also inside a lock or start epoch
     int comm_size = -1;
     bool world_comm = false;  // made on MPI_COMM_WORLD: targets are world ranks (races are checked)
     bool freed = false;
@@ -78,8 +80,7 @@ class MpiUsageRules {
   };
 
   void error(size_t p, size_t i, const std::string& text);
-  void rma_call(size_t p, size_t i, const RecorderLine* in, const std::string& name, const MpiCallContext& ctx,
-                Epochs& e);
+  void rma_call(size_t p, size_t i, const RecorderLine* in, const MpiCallContext& ctx, Epochs& e);
   void complete_pending(Epochs& e, size_t i, const ProcessRules& pr, int64_t target);
   void close_window(size_t p, size_t i, const std::string& window, Epochs& e, const char* why);
   void local_access(size_t p, size_t i, const RecorderLine* in, const char* addr, const char* bytes, bool write,

@@ -5,6 +5,7 @@
 // handles' bits ("0x..."): the reader follows them through the process's own calls.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -41,12 +42,183 @@ int64_t peer_rank(int rank) {
 }
 int64_t tag_value(int tag) { return tag == MPI_ANY_TAG ? -1 : tag; }
 
-// The datatype's name as MPI gives it ("MPI_INT"; "" for a derived type nobody named).
-// MPI_DATATYPE_NULL is written by that name (what MPI_Type_free leaves in the handle): passing it is an error.
-JsonLine& dtype(JsonLine& line, const char* key, MPI_Datatype type) {
+// Request and rank lists as one string ("0x1a,0x2b", "0,3"): the trace's lines stay flat. A list longer
+// than a line holds ends in "..." (the reader says so).
+class ListText {
+ public:
+  void add_hex(uint64_t v) {
+    char tmp[24];
+    int n = 0;
+    do {
+      tmp[n++] = "0123456789abcdef"[v & 0xf];
+      v >>= 4;
+    } while (v != 0);
+    separator();
+    put('0');
+    put('x');
+    while (n > 0) put(tmp[--n]);
+  }
+  void add_int(int64_t v) {
+    separator();
+    append_int(v);
+  }
+  void add_name_times(const char* name, int64_t times) {  // "MPI_INT*3"
+    separator();
+    for (const char* c = name; *c != '\0'; ++c) put(*c);
+    put('*');
+    append_int(times);
+  }
+  bool full() const { return full_; }
+  const char* text() {
+    if (full_) std::memcpy(buf_ + kCut, "...", 4);
+    buf_[full_ ? kCut + 3 : len_] = '\0';
+    return buf_;
+  }
+
+ private:
+  static constexpr size_t kCut = JsonLine::kMaxString - 4;
+  void append_int(int64_t v) {
+    if (v < 0) {
+      put('-');
+      v = -v;
+    }
+    char tmp[24];
+    int n = 0;
+    do {
+      tmp[n++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    while (n > 0) put(tmp[--n]);
+  }
+  void separator() {
+    if (len_ > 0) put(',');
+  }
+  void put(char c) {
+    if (len_ < kCut)
+      buf_[len_++] = c;
+    else
+      full_ = true;
+  }
+  char buf_[JsonLine::kMaxString + 1] = {};
+  size_t len_ = 0;
+  bool full_ = false;
+};
+
+// A derived datatype's type signature (MPI 4.1 sec. 5.1.1: the sequence of basic types, displacements
+// dropped), flattened from its constructor's arguments (MPI_Type_get_envelope/get_contents), as runs
+// "MPI_INT*3,MPI_DOUBLE*1". Empty when it cannot be said in a line (too many runs, too deep, a combiner
+// whose signature needs more than its arguments): the reader then compares nothing about the type.
+class Signature {
+ public:
+  bool add(MPI_Datatype type, int64_t times, int depth) {
+    if (times == 0) return true;
+    if (depth > 8 || times < 0) return false;
+    int ni = 0, na = 0, nd = 0, combiner = 0;
+    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return false;
+    if (combiner == MPI_COMBINER_NAMED) {
+      char name[MPI_MAX_OBJECT_NAME] = {};
+      int length = 0;
+      if (PMPI_Type_get_name(type, name, &length) != MPI_SUCCESS || name[0] == '\0') return false;
+      return run(name, times);
+    }
+    constexpr int kMax = 64;
+    if (ni > kMax || na > kMax || nd > kMax) return false;
+    int ints[kMax];
+    MPI_Aint addrs[kMax];
+    MPI_Datatype types[kMax];
+    if (PMPI_Type_get_contents(type, ni, na, nd, ints, addrs, types) != MPI_SUCCESS) return false;
+    bool ok = true;
+    int64_t n = -1;  // how many times a single old type repeats
+    switch (combiner) {
+      case MPI_COMBINER_DUP:
+      case MPI_COMBINER_RESIZED:
+        n = 1;
+        break;
+      case MPI_COMBINER_CONTIGUOUS:
+        n = ints[0];
+        break;
+      case MPI_COMBINER_VECTOR:
+      case MPI_COMBINER_HVECTOR:
+        n = static_cast<int64_t>(ints[0]) * ints[1];
+        break;
+      case MPI_COMBINER_INDEXED:
+      case MPI_COMBINER_HINDEXED:
+        n = 0;
+        for (int i = 0; i < ints[0] && i + 1 < ni; ++i) n += ints[1 + i];
+        break;
+      case MPI_COMBINER_INDEXED_BLOCK:
+      case MPI_COMBINER_HINDEXED_BLOCK:
+        n = static_cast<int64_t>(ints[0]) * ints[1];
+        break;
+      case MPI_COMBINER_SUBARRAY: {
+        n = 1;
+        for (int i = 0; i < ints[0] && 1 + ints[0] + i < ni; ++i) n *= ints[1 + ints[0] + i];
+        break;
+      }
+      case MPI_COMBINER_STRUCT:
+        if (times > 1024) return false;
+        for (int k = 0; k < times && ok; ++k)
+          for (int i = 0; i < ints[0] && i + 1 < ni && ok; ++i) ok = add(types[i], ints[1 + i], depth + 1);
+        break;
+      default:
+        ok = false;  // darray, F90 types, ...: not flattened here
+    }
+    if (n >= 0) ok = add(types[0], n * times, depth + 1);
+    for (int i = 0; i < nd; ++i) {  // get_contents hands out new handles of derived types (MPI 4.1 sec. 5.1.13)
+      int a = 0, b = 0, c = 0, comb = 0;
+      if (PMPI_Type_get_envelope(types[i], &a, &b, &c, &comb) == MPI_SUCCESS && comb != MPI_COMBINER_NAMED)
+        PMPI_Type_free(&types[i]);
+    }
+    return ok;
+  }
+  // The runs so far, once finished.
+  const char* finish() {
+    flush();
+    return runs_ == 0 || list_.full() || runs_ > kMaxRuns ? "" : list_.text();
+  }
+
+ private:
+  static constexpr int kMaxRuns = 24;
+  bool run(const char* name, int64_t times) {
+    if (runs_ > 0 && std::strcmp(last_, name) == 0) {
+      last_times_ += times;
+      return true;
+    }
+    if (runs_ > 0) list_.add_name_times(last_, last_times_);
+    const size_t n = std::min(std::strlen(name), sizeof last_ - 1);
+    std::memcpy(last_, name, n);
+    last_[n] = '\0';
+    last_times_ = times;
+    return ++runs_ <= kMaxRuns;
+  }
+  void flush() {
+    if (runs_ > 0) list_.add_name_times(last_, last_times_);
+  }
+  ListText list_;
+  char last_[MPI_MAX_OBJECT_NAME] = {};
+  int64_t last_times_ = 0;
+  int runs_ = 0;
+};
+
+// The datatype's name as MPI gives it ("MPI_INT"; "" for a derived type nobody named, then its flattened
+// signature as `sig_key`, issue 32). MPI_DATATYPE_NULL is written by that name (what MPI_Type_free leaves
+// in the handle): passing it is an error.
+JsonLine& dtype(JsonLine& line, const char* key, MPI_Datatype type, const char* sig_key = nullptr) {
   char name[MPI_MAX_OBJECT_NAME] = {};
   int length = 0;
   if (type == MPI_DATATYPE_NULL) return line.str(key, "MPI_DATATYPE_NULL");
+  int ni = 0, na = 0, nd = 0, combiner = MPI_COMBINER_NAMED;
+  PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
+  if (combiner != MPI_COMBINER_NAMED) {
+    line.str(key, "");
+    if (sig_key != nullptr) {
+      Signature sig;
+      const bool ok = sig.add(type, 1, 0);
+      const char* runs = sig.finish();
+      line.str(sig_key, ok ? runs : "");
+    }
+    return line;
+  }
   if (PMPI_Type_get_name(type, name, &length) != MPI_SUCCESS) name[0] = '\0';
   return line.str(key, name);
 }
@@ -92,74 +264,64 @@ JsonLine& op(JsonLine& line, MPI_Op o) {
   return line.str("op", name);
 }
 
-// A new communicator's handle, this process's rank in it and its size (-1 for MPI_COMM_NULL).
-void new_comm(JsonLine& line, int result, const MPI_Comm* comm) {
+// The world ranks of a group's members, in the group's rank order ("0,2,3"; -1 for a process outside
+// MPI_COMM_WORLD). Cut with "..." past a line's length: the reader then falls back on what members agree on.
+void world_ranks(JsonLine& line, const char* key, MPI_Group group) {
+  int n = 0;
+  if (group == MPI_GROUP_NULL || PMPI_Group_size(group, &n) != MPI_SUCCESS) return;
+  MPI_Group world = MPI_GROUP_NULL;
+  if (PMPI_Comm_group(MPI_COMM_WORLD, &world) != MPI_SUCCESS) return;
+  ListText list;
+  constexpr int kChunk = 64;
+  int in[kChunk], out[kChunk];
+  for (int start = 0; start < n && !list.full(); start += kChunk) {
+    const int m = n - start < kChunk ? n - start : kChunk;
+    for (int i = 0; i < m; ++i) in[i] = start + i;
+    if (PMPI_Group_translate_ranks(group, m, in, world, out) != MPI_SUCCESS) break;
+    for (int i = 0; i < m; ++i) list.add_int(out[i] == MPI_UNDEFINED ? -1 : out[i]);
+  }
+  PMPI_Group_free(&world);
+  line.str(key, list.text());
+}
+
+// A communicator's groups (issue 32): its members as world ranks and, for an intercommunicator, the remote
+// group's, so that the reader names every communicator by what its members agree on, whichever call made it.
+void comm_groups(JsonLine& line, MPI_Comm c) {
+  MPI_Group g = MPI_GROUP_NULL;
+  if (PMPI_Comm_group(c, &g) == MPI_SUCCESS) {
+    world_ranks(line, "members", g);
+    PMPI_Group_free(&g);
+  }
+  int inter = 0;
+  if (PMPI_Comm_test_inter(c, &inter) != MPI_SUCCESS || inter == 0) return;
+  line.i64("inter", 1);
+  if (PMPI_Comm_remote_group(c, &g) == MPI_SUCCESS) {
+    world_ranks(line, "remote", g);
+    PMPI_Group_free(&g);
+  }
+}
+
+// A new communicator's handle, this process's rank in it and its size (-1 for MPI_COMM_NULL), its groups.
+// `complete` is false for MPI_Comm_idup, whose communicator may not be queried before its request completes.
+void new_comm(JsonLine& line, int result, const MPI_Comm* comm, bool complete = true) {
   MPI_Comm c = (result == MPI_SUCCESS && comm != nullptr) ? *comm : MPI_COMM_NULL;
   int rank = -1, size = -1;
-  if (c != MPI_COMM_NULL) {
+  if (c != MPI_COMM_NULL && complete) {
     PMPI_Comm_rank(c, &rank);
     PMPI_Comm_size(c, &size);
   }
   handle(line, "newcomm", c).i64("rank", rank).i64("size", size);
+  if (c != MPI_COMM_NULL && complete) comm_groups(line, c);
 }
 
 // The ranks a status carries: the source matched (-1 when the caller's status was not filled).
 void status_out(JsonLine& line, int result, const MPI_Status& status) {
   line.i64("source", result == MPI_SUCCESS ? peer_rank(status.MPI_SOURCE) : -1)
       .i64("tag", result == MPI_SUCCESS ? tag_value(status.MPI_TAG) : -1);
+  int cancelled = 0;  // MPI_Cancel took effect (MPI 4.1 sec. 3.8.4): the operation moved no message
+  if (result == MPI_SUCCESS && PMPI_Test_cancelled(&status, &cancelled) == MPI_SUCCESS && cancelled != 0)
+    line.i64("cancelled", 1);
 }
-
-// Request and rank lists as one string ("0x1a,0x2b", "0,3"): the trace's lines stay flat. A list longer
-// than a line holds ends in "..." (the reader says so).
-class ListText {
- public:
-  void add_hex(uint64_t v) {
-    char tmp[24];
-    int n = 0;
-    do {
-      tmp[n++] = "0123456789abcdef"[v & 0xf];
-      v >>= 4;
-    } while (v != 0);
-    separator();
-    put('0');
-    put('x');
-    while (n > 0) put(tmp[--n]);
-  }
-  void add_int(int64_t v) {
-    separator();
-    if (v < 0) {
-      put('-');
-      v = -v;
-    }
-    char tmp[24];
-    int n = 0;
-    do {
-      tmp[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
-    while (n > 0) put(tmp[--n]);
-  }
-  const char* text() {
-    if (full_) std::memcpy(buf_ + kCut, "...", 4);
-    buf_[full_ ? kCut + 3 : len_] = '\0';
-    return buf_;
-  }
-
- private:
-  static constexpr size_t kCut = JsonLine::kMaxString - 4;
-  void separator() {
-    if (len_ > 0) put(',');
-  }
-  void put(char c) {
-    if (len_ < kCut)
-      buf_[len_++] = c;
-    else
-      full_ = true;
-  }
-  char buf_[JsonLine::kMaxString + 1] = {};
-  size_t len_ = 0;
-  bool full_ = false;
-};
 
 // One recorded call: `args` fills the entry line, `call` runs PMPI, `out` adds the outputs to the return
 // line. When the process records nothing, only `call` runs.
@@ -206,9 +368,11 @@ struct Coll {
   MPI_Datatype type;
   const MPI_Op* reduce_op;  // null: not a reduction
   int root;                 // kNotRooted: not rooted (a rooted call's root is written as given, even -1)
+  bool in_place = false;    // MPI_IN_PLACE: count and type are the ones MPI reads (MPI 4.1 sec. 6.5-6.8)
   void write(JsonLine& line) const {
     handle(line, "comm", comm).i64("count", count);
-    dtype(line, "dtype", type);
+    dtype(line, "dtype", type, "dtype_sig");
+    if (in_place) line.i64("in_place", 1);
     if (reduce_op != nullptr) op(line, *reduce_op);
     if (root != kNotRooted) line.i64("root", root);
   }
@@ -230,7 +394,7 @@ int send_like(const char* name, const void* buf, int count, MPI_Datatype type, i
       name,
       [&](JsonLine& l) {
         handle(l, "comm", comm).i64("count", count);
-        dtype(l, "dtype", type).i64("peer", peer_rank(dest)).i64("tag", tag_value(tag));
+        dtype(l, "dtype", type, "dtype_sig").i64("peer", peer_rank(dest)).i64("tag", tag_value(tag));
         memory(l, "buf", "bytes", buf, count, type);
       },
       call, no_out);
@@ -241,7 +405,7 @@ int isend_like(const char* name, const void* buf, int count, MPI_Datatype type, 
       name,
       [&](JsonLine& l) {
         handle(l, "comm", comm).i64("count", count);
-        dtype(l, "dtype", type).i64("peer", peer_rank(dest)).i64("tag", tag_value(tag));
+        dtype(l, "dtype", type, "dtype_sig").i64("peer", peer_rank(dest)).i64("tag", tag_value(tag));
         memory(l, "buf", "bytes", buf, count, type);
       },
       call, [&](JsonLine& l, int) { handle(l, "req", request != nullptr ? *request : MPI_REQUEST_NULL); });
@@ -264,9 +428,14 @@ int all_of_requests(const char* name, int count, MPI_Request reqs[], MPI_Status 
       [&](JsonLine& l, int r) {
         if (flag != nullptr) l.i64("flag", *flag);
         if (st == MPI_STATUSES_IGNORE || r != MPI_SUCCESS || (flag != nullptr && *flag == 0)) return;
-        ListText list;
-        for (int i = 0; i < count; ++i) list.add_int(peer_rank(st[i].MPI_SOURCE));
+        ListText list, cancelled;
+        for (int i = 0; i < count; ++i) {
+          list.add_int(peer_rank(st[i].MPI_SOURCE));
+          int c = 0;
+          if (PMPI_Test_cancelled(&st[i], &c) == MPI_SUCCESS && c != 0) cancelled.add_int(i);
+        }
         l.str("sources", list.text());
+        if (cancelled.text()[0] != '\0') l.str("cancelled", cancelled.text());
       });
 }
 
@@ -472,8 +641,8 @@ int MPI_Win_flush_local(int rank, MPI_Win win) {
 void rma_args(JsonLine& l, MPI_Win win, const void* origin, int origin_count, MPI_Datatype origin_type, int target,
               MPI_Aint target_disp, int target_count, MPI_Datatype target_type) {
   handle(l, "win", win).i64("target", target).i64("count", origin_count);
-  dtype(l, "dtype", origin_type);
-  dtype(l, "target_dtype", target_type);
+  dtype(l, "dtype", origin_type, "dtype_sig");
+  dtype(l, "target_dtype", target_type, "target_dtype_sig");
   memory(l, "buf", "bytes", origin, origin_count, origin_type);
   l.i64("target_disp", target_disp).i64("target_bytes", span_bytes(target_count, target_type));
 }
@@ -566,42 +735,50 @@ int MPI_Reduce_scatter(const void* s, void* r, const int counts[], MPI_Datatype 
 }
 int MPI_Allgather(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype,
                   MPI_Comm comm) {
-  return blocking("MPI_Allgather", {comm, scount, stype, nullptr, kNotRooted},
+  const bool ip = s == MPI_IN_PLACE;  // the send count and type are ignored (MPI 4.1 sec. 6.7)
+  return blocking("MPI_Allgather", {comm, ip ? rcount : scount, ip ? rtype : stype, nullptr, kNotRooted, ip},
                   [&] { return PMPI_Allgather(s, scount, stype, r, rcount, rtype, comm); });
 }
 int MPI_Allgatherv(const void* s, int scount, MPI_Datatype stype, void* r, const int rcounts[], const int displs[],
                    MPI_Datatype rtype, MPI_Comm comm) {
-  return blocking("MPI_Allgatherv", {comm, -1, stype, nullptr, kNotRooted},
+  const bool ip = s == MPI_IN_PLACE;
+  return blocking("MPI_Allgatherv", {comm, -1, ip ? rtype : stype, nullptr, kNotRooted, ip},
                   [&] { return PMPI_Allgatherv(s, scount, stype, r, rcounts, displs, rtype, comm); });
 }
 int MPI_Gather(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype, int root,
                MPI_Comm comm) {
-  return blocking("MPI_Gather", {comm, scount, stype, nullptr, root},
+  const bool ip = s == MPI_IN_PLACE;  // at the root: its send arguments are ignored (MPI 4.1 sec. 6.5)
+  return blocking("MPI_Gather", {comm, ip ? rcount : scount, ip ? rtype : stype, nullptr, root, ip},
                   [&] { return PMPI_Gather(s, scount, stype, r, rcount, rtype, root, comm); });
 }
 int MPI_Gatherv(const void* s, int scount, MPI_Datatype stype, void* r, const int rcounts[], const int displs[],
                 MPI_Datatype rtype, int root, MPI_Comm comm) {
-  return blocking("MPI_Gatherv", {comm, -1, stype, nullptr, root},
+  const bool ip = s == MPI_IN_PLACE;
+  return blocking("MPI_Gatherv", {comm, -1, ip ? rtype : stype, nullptr, root, ip},
                   [&] { return PMPI_Gatherv(s, scount, stype, r, rcounts, displs, rtype, root, comm); });
 }
 int MPI_Scatter(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype, int root,
                 MPI_Comm comm) {
-  return blocking("MPI_Scatter", {comm, rcount, rtype, nullptr, root},
+  const bool ip = r == MPI_IN_PLACE;  // at the root: its receive arguments are ignored (MPI 4.1 sec. 6.6)
+  return blocking("MPI_Scatter", {comm, ip ? scount : rcount, ip ? stype : rtype, nullptr, root, ip},
                   [&] { return PMPI_Scatter(s, scount, stype, r, rcount, rtype, root, comm); });
 }
 int MPI_Scatterv(const void* s, const int scounts[], const int displs[], MPI_Datatype stype, void* r, int rcount,
                  MPI_Datatype rtype, int root, MPI_Comm comm) {
-  return blocking("MPI_Scatterv", {comm, -1, rtype, nullptr, root},
+  const bool ip = r == MPI_IN_PLACE;
+  return blocking("MPI_Scatterv", {comm, -1, ip ? stype : rtype, nullptr, root, ip},
                   [&] { return PMPI_Scatterv(s, scounts, displs, stype, r, rcount, rtype, root, comm); });
 }
 int MPI_Alltoall(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype,
                  MPI_Comm comm) {
-  return blocking("MPI_Alltoall", {comm, scount, stype, nullptr, kNotRooted},
+  const bool ip = s == MPI_IN_PLACE;  // the send count and type are ignored (MPI 4.1 sec. 6.8)
+  return blocking("MPI_Alltoall", {comm, ip ? rcount : scount, ip ? rtype : stype, nullptr, kNotRooted, ip},
                   [&] { return PMPI_Alltoall(s, scount, stype, r, rcount, rtype, comm); });
 }
 int MPI_Alltoallv(const void* s, const int scounts[], const int sdispls[], MPI_Datatype stype, void* r,
                   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
-  return blocking("MPI_Alltoallv", {comm, -1, stype, nullptr, kNotRooted},
+  const bool ip = s == MPI_IN_PLACE;
+  return blocking("MPI_Alltoallv", {comm, -1, ip ? rtype : stype, nullptr, kNotRooted, ip},
                   [&] { return PMPI_Alltoallv(s, scounts, sdispls, stype, r, rcounts, rdispls, rtype, comm); });
 }
 
@@ -638,22 +815,26 @@ int MPI_Ireduce_scatter_block(const void* s, void* r, int count, MPI_Datatype ty
 }
 int MPI_Iallgather(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype,
                    MPI_Comm comm, MPI_Request* req) {
-  return nonblocking("MPI_Iallgather", {comm, scount, stype, nullptr, kNotRooted}, req,
+  const bool ip = s == MPI_IN_PLACE;
+  return nonblocking("MPI_Iallgather", {comm, ip ? rcount : scount, ip ? rtype : stype, nullptr, kNotRooted, ip}, req,
                      [&] { return PMPI_Iallgather(s, scount, stype, r, rcount, rtype, comm, req); });
 }
 int MPI_Igather(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype, int root,
                 MPI_Comm comm, MPI_Request* req) {
-  return nonblocking("MPI_Igather", {comm, scount, stype, nullptr, root}, req,
+  const bool ip = s == MPI_IN_PLACE;
+  return nonblocking("MPI_Igather", {comm, ip ? rcount : scount, ip ? rtype : stype, nullptr, root, ip}, req,
                      [&] { return PMPI_Igather(s, scount, stype, r, rcount, rtype, root, comm, req); });
 }
 int MPI_Iscatter(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype, int root,
                  MPI_Comm comm, MPI_Request* req) {
-  return nonblocking("MPI_Iscatter", {comm, rcount, rtype, nullptr, root}, req,
+  const bool ip = r == MPI_IN_PLACE;
+  return nonblocking("MPI_Iscatter", {comm, ip ? scount : rcount, ip ? stype : rtype, nullptr, root, ip}, req,
                      [&] { return PMPI_Iscatter(s, scount, stype, r, rcount, rtype, root, comm, req); });
 }
 int MPI_Ialltoall(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype, MPI_Comm comm,
                   MPI_Request* req) {
-  return nonblocking("MPI_Ialltoall", {comm, scount, stype, nullptr, kNotRooted}, req,
+  const bool ip = s == MPI_IN_PLACE;
+  return nonblocking("MPI_Ialltoall", {comm, ip ? rcount : scount, ip ? rtype : stype, nullptr, kNotRooted, ip}, req,
                      [&] { return PMPI_Ialltoall(s, scount, stype, r, rcount, rtype, comm, req); });
 }
 
@@ -664,22 +845,26 @@ int MPI_Ireduce_scatter(const void* s, void* r, const int counts[], MPI_Datatype
 }
 int MPI_Iallgatherv(const void* s, int scount, MPI_Datatype stype, void* r, const int rcounts[], const int displs[],
                     MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
-  return nonblocking("MPI_Iallgatherv", {comm, -1, stype, nullptr, kNotRooted}, req,
+  const bool ip = s == MPI_IN_PLACE;
+  return nonblocking("MPI_Iallgatherv", {comm, -1, ip ? rtype : stype, nullptr, kNotRooted, ip}, req,
                      [&] { return PMPI_Iallgatherv(s, scount, stype, r, rcounts, displs, rtype, comm, req); });
 }
 int MPI_Igatherv(const void* s, int scount, MPI_Datatype stype, void* r, const int rcounts[], const int displs[],
                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
-  return nonblocking("MPI_Igatherv", {comm, -1, stype, nullptr, root}, req,
+  const bool ip = s == MPI_IN_PLACE;
+  return nonblocking("MPI_Igatherv", {comm, -1, ip ? rtype : stype, nullptr, root, ip}, req,
                      [&] { return PMPI_Igatherv(s, scount, stype, r, rcounts, displs, rtype, root, comm, req); });
 }
 int MPI_Iscatterv(const void* s, const int scounts[], const int displs[], MPI_Datatype stype, void* r, int rcount,
                   MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
-  return nonblocking("MPI_Iscatterv", {comm, -1, rtype, nullptr, root}, req,
+  const bool ip = r == MPI_IN_PLACE;
+  return nonblocking("MPI_Iscatterv", {comm, -1, ip ? stype : rtype, nullptr, root, ip}, req,
                      [&] { return PMPI_Iscatterv(s, scounts, displs, stype, r, rcount, rtype, root, comm, req); });
 }
 int MPI_Ialltoallv(const void* s, const int scounts[], const int sdispls[], MPI_Datatype stype, void* r,
                    const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
-  return nonblocking("MPI_Ialltoallv", {comm, -1, stype, nullptr, kNotRooted}, req, [&] {
+  const bool ip = s == MPI_IN_PLACE;
+  return nonblocking("MPI_Ialltoallv", {comm, -1, ip ? rtype : stype, nullptr, kNotRooted, ip}, req, [&] {
     return PMPI_Ialltoallv(s, scounts, sdispls, stype, r, rcounts, rdispls, rtype, comm, req);
   });
 }
@@ -716,7 +901,7 @@ int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_C
       "MPI_Recv",
       [&](JsonLine& l) {
         handle(l, "comm", comm).i64("count", count);
-        dtype(l, "dtype", type).i64("peer", peer_rank(source)).i64("tag", tag_value(tag));
+        dtype(l, "dtype", type, "dtype_sig").i64("peer", peer_rank(source)).i64("tag", tag_value(tag));
         memory(l, "buf", "bytes", buf, count, type);
       },
       [&] { return PMPI_Recv(buf, count, type, source, tag, comm, st); },
@@ -734,9 +919,9 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
       "MPI_Sendrecv",
       [&](JsonLine& l) {
         handle(l, "comm", comm).i64("count", scount);
-        dtype(l, "dtype", stype).i64("peer", peer_rank(dest)).i64("tag", tag_value(stag));
+        dtype(l, "dtype", stype, "dtype_sig").i64("peer", peer_rank(dest)).i64("tag", tag_value(stag));
         l.i64("recv_count", rcount);
-        dtype(l, "recv_dtype", rtype).i64("recv_peer", peer_rank(source)).i64("recv_tag", tag_value(rtag));
+        dtype(l, "recv_dtype", rtype, "recv_dtype_sig").i64("recv_peer", peer_rank(source)).i64("recv_tag", tag_value(rtag));
         memory(l, "buf", "bytes", sbuf, scount, stype);
         memory(l, "recv_buf", "recv_bytes", rbuf, rcount, rtype);
       },
@@ -858,6 +1043,403 @@ int MPI_Request_free(MPI_Request* req) {
   return recorded(
       "MPI_Request_free", [&](JsonLine& l) { handle(l, "req", req != nullptr ? *req : MPI_REQUEST_NULL); },
       [&] { return PMPI_Request_free(req); }, no_out);
+}
+
+// ---- issue 32: every constructor and destructor of a communicator ----------------------------------------
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+  return recorded(
+      "MPI_Comm_create_group",
+      [&](JsonLine& l) {
+        int size = -1;
+        if (group != MPI_GROUP_NULL) PMPI_Group_size(group, &size);
+        handle(l, "comm", comm).i64("tag", tag).i64("group_size", size);
+      },
+      [&] { return PMPI_Comm_create_group(comm, group, tag, newcomm); },
+      [&](JsonLine& l, int r) { new_comm(l, r, newcomm); });
+}
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  return recorded(
+      "MPI_Comm_dup_with_info", [&](JsonLine& l) { handle(l, "comm", comm); },
+      [&] { return PMPI_Comm_dup_with_info(comm, info, newcomm); },
+      [&](JsonLine& l, int r) { new_comm(l, r, newcomm); });
+}
+// A nonblocking dup: its communicator may be used once the request completed (MPI 4.1 sec. 7.4.2).
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* req) {
+  return recorded(
+      "MPI_Comm_idup", [&](JsonLine& l) { handle(l, "comm", comm); },
+      [&] { return PMPI_Comm_idup(comm, newcomm, req); },
+      [&](JsonLine& l, int r) {
+        new_comm(l, r, newcomm, false);
+        handle(l, "req", req != nullptr ? *req : MPI_REQUEST_NULL);
+      });
+}
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+                         MPI_Comm* newintercomm) {
+  return recorded(
+      "MPI_Intercomm_create",
+      [&](JsonLine& l) {
+        handle(l, "comm", local_comm).i64("local_leader", local_leader).i64("remote_leader", remote_leader);
+        handle(l, "peer_comm", peer_comm).i64("tag", tag);
+      },
+      [&] { return PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm); },
+      [&](JsonLine& l, int r) { new_comm(l, r, newintercomm); });
+}
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
+  return recorded(
+      "MPI_Intercomm_merge", [&](JsonLine& l) { handle(l, "comm", intercomm).i64("high", high); },
+      [&] { return PMPI_Intercomm_merge(intercomm, high, newintracomm); },
+      [&](JsonLine& l, int r) { new_comm(l, r, newintracomm); });
+}
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
+  return recorded(
+      "MPI_Cart_sub", [&](JsonLine& l) { handle(l, "comm", comm); },
+      [&] { return PMPI_Cart_sub(comm, remain_dims, newcomm); }, [&](JsonLine& l, int r) { new_comm(l, r, newcomm); });
+}
+int MPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm* newcomm) {
+  return recorded(
+      "MPI_Graph_create", [&](JsonLine& l) { handle(l, "comm", comm).i64("nnodes", nnodes); },
+      [&] { return PMPI_Graph_create(comm, nnodes, index, edges, reorder, newcomm); },
+      [&](JsonLine& l, int r) { new_comm(l, r, newcomm); });
+}
+int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int degrees[], const int destinations[],
+                          const int weights[], MPI_Info info, int reorder, MPI_Comm* newcomm) {
+  return recorded(
+      "MPI_Dist_graph_create", [&](JsonLine& l) { handle(l, "comm", comm); },
+      [&] {
+        return PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info, reorder, newcomm);
+      },
+      [&](JsonLine& l, int r) { new_comm(l, r, newcomm); });
+}
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[],
+                                   int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm* newcomm) {
+  return recorded(
+      "MPI_Dist_graph_create_adjacent", [&](JsonLine& l) { handle(l, "comm", comm); },
+      [&] {
+        return PMPI_Dist_graph_create_adjacent(comm, indegree, sources, sourceweights, outdegree, destinations,
+                                               destweights, info, reorder, newcomm);
+      },
+      [&](JsonLine& l, int r) { new_comm(l, r, newcomm); });
+}
+int MPI_Comm_disconnect(MPI_Comm* comm) {
+  return recorded(
+      "MPI_Comm_disconnect", [&](JsonLine& l) { handle(l, "comm", comm != nullptr ? *comm : MPI_COMM_NULL); },
+      [&] { return PMPI_Comm_disconnect(comm); }, no_out);
+}
+
+// ---- issue 32: every send mode, cancel, matched probes ------------------------------------------------
+int MPI_Ibsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return isend_like("MPI_Ibsend", buf, count, type, dest, tag, comm, req,
+                    [&] { return PMPI_Ibsend(buf, count, type, dest, tag, comm, req); });
+}
+int MPI_Irsend(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, MPI_Request* req) {
+  return isend_like("MPI_Irsend", buf, count, type, dest, tag, comm, req,
+                    [&] { return PMPI_Irsend(buf, count, type, dest, tag, comm, req); });
+}
+int MPI_Cancel(MPI_Request* req) {
+  return recorded(
+      "MPI_Cancel", [&](JsonLine& l) { handle(l, "req", req != nullptr ? *req : MPI_REQUEST_NULL); },
+      [&] { return PMPI_Cancel(req); }, no_out);
+}
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  MPI_Status mine;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &mine : status;
+  return recorded(
+      "MPI_Iprobe",
+      [&](JsonLine& l) { handle(l, "comm", comm).i64("peer", peer_rank(source)).i64("tag", tag_value(tag)); },
+      [&] { return PMPI_Iprobe(source, tag, comm, flag, st); },
+      [&](JsonLine& l, int r) {
+        l.i64("flag", flag != nullptr ? *flag : 0);
+        if (flag != nullptr && *flag != 0) status_out(l, r, *st);
+      });
+}
+// A matched probe takes the message out of matching (MPI 4.1 sec. 3.8.2): the receive happens here; the
+// MPI_Mrecv or MPI_Imrecv of its message handle only copies it.
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  MPI_Status mine;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &mine : status;
+  return recorded(
+      "MPI_Mprobe",
+      [&](JsonLine& l) { handle(l, "comm", comm).i64("peer", peer_rank(source)).i64("tag", tag_value(tag)); },
+      [&] { return PMPI_Mprobe(source, tag, comm, message, st); },
+      [&](JsonLine& l, int r) {
+        handle(l, "message", message != nullptr ? *message : MPI_MESSAGE_NULL);
+        status_out(l, r, *st);
+      });
+}
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
+  MPI_Status mine;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &mine : status;
+  return recorded(
+      "MPI_Improbe",
+      [&](JsonLine& l) { handle(l, "comm", comm).i64("peer", peer_rank(source)).i64("tag", tag_value(tag)); },
+      [&] { return PMPI_Improbe(source, tag, comm, flag, message, st); },
+      [&](JsonLine& l, int r) {
+        l.i64("flag", flag != nullptr ? *flag : 0);
+        if (flag == nullptr || *flag == 0) return;
+        handle(l, "message", message != nullptr ? *message : MPI_MESSAGE_NULL);
+        status_out(l, r, *st);
+      });
+}
+int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
+  MPI_Status mine;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &mine : status;
+  return recorded(
+      "MPI_Mrecv",
+      [&](JsonLine& l) {
+        handle(l, "message", message != nullptr ? *message : MPI_MESSAGE_NULL).i64("count", count);
+        dtype(l, "dtype", type, "dtype_sig");
+        memory(l, "buf", "bytes", buf, count, type);
+      },
+      [&] { return PMPI_Mrecv(buf, count, type, message, st); }, [&](JsonLine& l, int r) { status_out(l, r, *st); });
+}
+int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* req) {
+  return recorded(
+      "MPI_Imrecv",
+      [&](JsonLine& l) {
+        handle(l, "message", message != nullptr ? *message : MPI_MESSAGE_NULL).i64("count", count);
+        dtype(l, "dtype", type, "dtype_sig");
+        memory(l, "buf", "bytes", buf, count, type);
+      },
+      [&] { return PMPI_Imrecv(buf, count, type, message, req); },
+      [&](JsonLine& l, int) { handle(l, "req", req != nullptr ? *req : MPI_REQUEST_NULL); });
+}
+int MPI_Buffer_attach(void* buffer, int size) {
+  return recorded(
+      "MPI_Buffer_attach", [&](JsonLine& l) { l.ptr("buf", buffer).i64("size", size); },
+      [&] { return PMPI_Buffer_attach(buffer, size); }, no_out);
+}
+int MPI_Buffer_detach(void* buffer, int* size) {
+  return recorded(
+      "MPI_Buffer_detach", no_args, [&] { return PMPI_Buffer_detach(buffer, size); }, no_out);
+}
+
+// ---- issue 32: datatypes: constructors (with the new type's flattened signature), commit, free ----------
+int type_made(const char* name, MPI_Datatype* newtype, auto&& call) {
+  return recorded(
+      name, no_args, call, [&](JsonLine& l, int r) {
+        const MPI_Datatype t = (r == MPI_SUCCESS && newtype != nullptr) ? *newtype : MPI_DATATYPE_NULL;
+        handle(l, "newtype", t);
+        if (t != MPI_DATATYPE_NULL) dtype(l, "dtype", t, "dtype_sig");
+      });
+}
+int MPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype* t) {
+  return type_made("MPI_Type_contiguous", t, [&] { return PMPI_Type_contiguous(count, old, t); });
+}
+int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype old, MPI_Datatype* t) {
+  return type_made("MPI_Type_vector", t, [&] { return PMPI_Type_vector(count, blocklength, stride, old, t); });
+}
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype old, MPI_Datatype* t) {
+  return type_made("MPI_Type_create_hvector", t,
+                   [&] { return PMPI_Type_create_hvector(count, blocklength, stride, old, t); });
+}
+int MPI_Type_indexed(int count, const int blocklengths[], const int displs[], MPI_Datatype old, MPI_Datatype* t) {
+  return type_made("MPI_Type_indexed", t, [&] { return PMPI_Type_indexed(count, blocklengths, displs, old, t); });
+}
+int MPI_Type_create_hindexed(int count, const int blocklengths[], const MPI_Aint displs[], MPI_Datatype old,
+                             MPI_Datatype* t) {
+  return type_made("MPI_Type_create_hindexed", t,
+                   [&] { return PMPI_Type_create_hindexed(count, blocklengths, displs, old, t); });
+}
+int MPI_Type_create_indexed_block(int count, int blocklength, const int displs[], MPI_Datatype old, MPI_Datatype* t) {
+  return type_made("MPI_Type_create_indexed_block", t,
+                   [&] { return PMPI_Type_create_indexed_block(count, blocklength, displs, old, t); });
+}
+int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint displs[], MPI_Datatype old,
+                                   MPI_Datatype* t) {
+  return type_made("MPI_Type_create_hindexed_block", t,
+                   [&] { return PMPI_Type_create_hindexed_block(count, blocklength, displs, old, t); });
+}
+int MPI_Type_create_struct(int count, const int blocklengths[], const MPI_Aint displs[], const MPI_Datatype types[],
+                           MPI_Datatype* t) {
+  return type_made("MPI_Type_create_struct", t,
+                   [&] { return PMPI_Type_create_struct(count, blocklengths, displs, types, t); });
+}
+int MPI_Type_create_subarray(int ndims, const int sizes[], const int subsizes[], const int starts[], int order,
+                             MPI_Datatype old, MPI_Datatype* t) {
+  return type_made("MPI_Type_create_subarray", t,
+                   [&] { return PMPI_Type_create_subarray(ndims, sizes, subsizes, starts, order, old, t); });
+}
+int MPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype* t) {
+  return type_made("MPI_Type_create_resized", t, [&] { return PMPI_Type_create_resized(old, lb, extent, t); });
+}
+int MPI_Type_dup(MPI_Datatype old, MPI_Datatype* t) {
+  return type_made("MPI_Type_dup", t, [&] { return PMPI_Type_dup(old, t); });
+}
+int MPI_Type_commit(MPI_Datatype* t) {
+  return recorded(
+      "MPI_Type_commit", [&](JsonLine& l) { handle(l, "type", t != nullptr ? *t : MPI_DATATYPE_NULL); },
+      [&] { return PMPI_Type_commit(t); }, no_out);
+}
+int MPI_Type_free(MPI_Datatype* t) {
+  return recorded(
+      "MPI_Type_free", [&](JsonLine& l) { handle(l, "type", t != nullptr ? *t : MPI_DATATYPE_NULL); },
+      [&] { return PMPI_Type_free(t); }, no_out);
+}
+
+// ---- issue 32: the other RMA calls -------------------------------------------------------------------
+int MPI_Win_flush_local_all(MPI_Win win) {
+  return recorded(
+      "MPI_Win_flush_local_all", [&](JsonLine& l) { handle(l, "win", win); },
+      [&] { return PMPI_Win_flush_local_all(win); }, no_out);
+}
+int MPI_Win_sync(MPI_Win win) {
+  return recorded(
+      "MPI_Win_sync", [&](JsonLine& l) { handle(l, "win", win); }, [&] { return PMPI_Win_sync(win); }, no_out);
+}
+int MPI_Win_test(MPI_Win win, int* flag) {
+  return recorded(
+      "MPI_Win_test", [&](JsonLine& l) { handle(l, "win", win); }, [&] { return PMPI_Win_test(win, flag); },
+      [&](JsonLine& l, int) { l.i64("flag", flag != nullptr ? *flag : 0); });
+}
+// Request-based transfers (MPI 4.1 sec. 12.3.5): an RMA call of its epoch whose request completes it locally.
+int MPI_Rput(const void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint target_disp,
+             int target_count, MPI_Datatype target_type, MPI_Win win, MPI_Request* req) {
+  return recorded(
+      "MPI_Rput",
+      [&](JsonLine& l) {
+        rma_args(l, win, origin, origin_count, origin_type, target, target_disp, target_count, target_type);
+      },
+      [&] {
+        return PMPI_Rput(origin, origin_count, origin_type, target, target_disp, target_count, target_type, win, req);
+      },
+      [&](JsonLine& l, int) { handle(l, "req", req != nullptr ? *req : MPI_REQUEST_NULL); });
+}
+int MPI_Rget(void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint target_disp,
+             int target_count, MPI_Datatype target_type, MPI_Win win, MPI_Request* req) {
+  return recorded(
+      "MPI_Rget",
+      [&](JsonLine& l) {
+        rma_args(l, win, origin, origin_count, origin_type, target, target_disp, target_count, target_type);
+      },
+      [&] {
+        return PMPI_Rget(origin, origin_count, origin_type, target, target_disp, target_count, target_type, win, req);
+      },
+      [&](JsonLine& l, int) { handle(l, "req", req != nullptr ? *req : MPI_REQUEST_NULL); });
+}
+int MPI_Raccumulate(const void* origin, int origin_count, MPI_Datatype origin_type, int target, MPI_Aint target_disp,
+                    int target_count, MPI_Datatype target_type, MPI_Op o, MPI_Win win, MPI_Request* req) {
+  return recorded(
+      "MPI_Raccumulate",
+      [&](JsonLine& l) {
+        rma_args(l, win, origin, origin_count, origin_type, target, target_disp, target_count, target_type);
+        op(l, o);
+      },
+      [&] {
+        return PMPI_Raccumulate(origin, origin_count, origin_type, target, target_disp, target_count, target_type, o,
+                                win, req);
+      },
+      [&](JsonLine& l, int) { handle(l, "req", req != nullptr ? *req : MPI_REQUEST_NULL); });
+}
+int MPI_Rget_accumulate(const void* origin, int origin_count, MPI_Datatype origin_type, void* result, int result_count,
+                        MPI_Datatype result_type, int target, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_type, MPI_Op o, MPI_Win win, MPI_Request* req) {
+  return recorded(
+      "MPI_Rget_accumulate",
+      [&](JsonLine& l) {
+        rma_args(l, win, origin, origin_count, origin_type, target, target_disp, target_count, target_type);
+        memory(l, "result_buf", "result_bytes", result, result_count, result_type);
+        op(l, o);
+      },
+      [&] {
+        return PMPI_Rget_accumulate(origin, origin_count, origin_type, result, result_count, result_type, target,
+                                    target_disp, target_count, target_type, o, win, req);
+      },
+      [&](JsonLine& l, int) { handle(l, "req", req != nullptr ? *req : MPI_REQUEST_NULL); });
+}
+// Atomic read-modify-write transfers: accesses like MPI_Accumulate's (they do not race with each other).
+int MPI_Get_accumulate(const void* origin, int origin_count, MPI_Datatype origin_type, void* result, int result_count,
+                       MPI_Datatype result_type, int target, MPI_Aint target_disp, int target_count,
+                       MPI_Datatype target_type, MPI_Op o, MPI_Win win) {
+  return recorded(
+      "MPI_Get_accumulate",
+      [&](JsonLine& l) {
+        rma_args(l, win, origin, origin_count, origin_type, target, target_disp, target_count, target_type);
+        memory(l, "result_buf", "result_bytes", result, result_count, result_type);
+        op(l, o);
+      },
+      [&] {
+        return PMPI_Get_accumulate(origin, origin_count, origin_type, result, result_count, result_type, target,
+                                   target_disp, target_count, target_type, o, win);
+      },
+      no_out);
+}
+int MPI_Fetch_and_op(const void* origin, void* result, MPI_Datatype type, int target, MPI_Aint target_disp, MPI_Op o,
+                     MPI_Win win) {
+  return recorded(
+      "MPI_Fetch_and_op",
+      [&](JsonLine& l) {
+        rma_args(l, win, origin, 1, type, target, target_disp, 1, type);
+        memory(l, "result_buf", "result_bytes", result, 1, type);
+        op(l, o);
+      },
+      [&] { return PMPI_Fetch_and_op(origin, result, type, target, target_disp, o, win); }, no_out);
+}
+int MPI_Compare_and_swap(const void* origin, const void* compare, void* result, MPI_Datatype type, int target,
+                         MPI_Aint target_disp, MPI_Win win) {
+  return recorded(
+      "MPI_Compare_and_swap",
+      [&](JsonLine& l) {
+        rma_args(l, win, origin, 1, type, target, target_disp, 1, type);
+        memory(l, "result_buf", "result_bytes", result, 1, type);
+      },
+      [&] { return PMPI_Compare_and_swap(origin, compare, result, type, target, target_disp, win); }, no_out);
+}
+
+// ---- issue 32: collectives with a type per peer (their types are not compared) -------------------------
+int MPI_Alltoallw(const void* s, const int scounts[], const int sdispls[], const MPI_Datatype stypes[], void* r,
+                  const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm) {
+  return recorded(
+      "MPI_Alltoallw", [&](JsonLine& l) { handle(l, "comm", comm).i64("count", -1); },
+      [&] { return PMPI_Alltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm); }, no_out);
+}
+int MPI_Ialltoallw(const void* s, const int scounts[], const int sdispls[], const MPI_Datatype stypes[], void* r,
+                   const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                   MPI_Request* req) {
+  return recorded(
+      "MPI_Ialltoallw", [&](JsonLine& l) { handle(l, "comm", comm).i64("count", -1); },
+      [&] { return PMPI_Ialltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, req); },
+      [&](JsonLine& l, int) { handle(l, "req", req != nullptr ? *req : MPI_REQUEST_NULL); });
+}
+// Neighbourhood collectives (MPI 4.1 sec. 8.6): every member of the topology communicator calls them.
+int neighbor(const char* name, MPI_Comm comm, auto&& call) {
+  return recorded(
+      name, [&](JsonLine& l) { handle(l, "comm", comm).i64("count", -1); }, call, no_out);
+}
+int MPI_Neighbor_allgather(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype,
+                           MPI_Comm comm) {
+  return neighbor("MPI_Neighbor_allgather", comm,
+                  [&] { return PMPI_Neighbor_allgather(s, scount, stype, r, rcount, rtype, comm); });
+}
+int MPI_Neighbor_allgatherv(const void* s, int scount, MPI_Datatype stype, void* r, const int rcounts[],
+                            const int displs[], MPI_Datatype rtype, MPI_Comm comm) {
+  return neighbor("MPI_Neighbor_allgatherv", comm,
+                  [&] { return PMPI_Neighbor_allgatherv(s, scount, stype, r, rcounts, displs, rtype, comm); });
+}
+int MPI_Neighbor_alltoall(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype,
+                          MPI_Comm comm) {
+  return neighbor("MPI_Neighbor_alltoall", comm,
+                  [&] { return PMPI_Neighbor_alltoall(s, scount, stype, r, rcount, rtype, comm); });
+}
+int MPI_Neighbor_alltoallv(const void* s, const int scounts[], const int sdispls[], MPI_Datatype stype, void* r,
+                           const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
+  return neighbor("MPI_Neighbor_alltoallv", comm, [&] {
+    return PMPI_Neighbor_alltoallv(s, scounts, sdispls, stype, r, rcounts, rdispls, rtype, comm);
+  });
+}
+int MPI_Neighbor_alltoallw(const void* s, const int scounts[], const MPI_Aint sdispls[], const MPI_Datatype stypes[],
+                           void* r, const int rcounts[], const MPI_Aint rdispls[], const MPI_Datatype rtypes[],
+                           MPI_Comm comm) {
+  return neighbor("MPI_Neighbor_alltoallw", comm, [&] {
+    return PMPI_Neighbor_alltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm);
+  });
+}
+// A generalized request (MPI 4.1 sec. 13.2): completed by the program itself, not by a peer.
+int MPI_Grequest_start(MPI_Grequest_query_function* query, MPI_Grequest_free_function* free_fn,
+                       MPI_Grequest_cancel_function* cancel, void* extra, MPI_Request* req) {
+  return recorded(
+      "MPI_Grequest_start", no_args, [&] { return PMPI_Grequest_start(query, free_fn, cancel, extra, req); },
+      [&](JsonLine& l, int) { handle(l, "req", req != nullptr ? *req : MPI_REQUEST_NULL); });
 }
 
 }  // extern "C"

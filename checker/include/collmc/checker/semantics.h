@@ -175,6 +175,11 @@ class Semantics final : public NextState, public IndependenceInfo {
   std::string describe_wait(const State& s, int rank, const Wait& w) const;
   std::string where_is(const State& s, int rank) const;
   std::string call_ref(int call) const;
+  // How a send and a receive of one pair differ ("" when they agree), `first` and `second` in that order in
+  // the text: the dtype, and the count, which an MPI receive may exceed (MPI 4.1 sec. 3.2.4: a message
+  // shorter than the receive buffer); `dtype=any` is compared with nothing.
+  std::string pair_difference(const model::Call& first, uint64_t first_count, const model::Call& second,
+                              uint64_t second_count) const;
   // The ranks a store wait (store_wait, host_barrier `c` of `rank`) is held up by.
   std::vector<int> store_holders(const State& s, int rank,
                                  const model::Call& c) const;  // "`register A wa` (file:line)"

@@ -61,6 +61,10 @@ struct ControlPosition {
 
 struct ThreadState : ControlPosition {
   std::vector<Wait> waits;
+  // Buffered sends (`send ... mode=buffered`, MPI_Bsend: MPI 4.1 sec. 3.4) of this thread whose receive may
+  // not have come yet: P2pHost waits (dir 0) that block nothing; receives and wildcards find them as they
+  // find a blocked send. Dropped at the thread's next call once received.
+  std::vector<Wait> sent;
   bool operator==(const ThreadState&) const = default;
 };
 

@@ -36,6 +36,7 @@ struct CallArgs {
   std::string stream;          // empty: `main`
   std::string mpi_call;        // call=NAME (mpi profile): the MPI function of a collective; empty: not said
   std::optional<int64_t> tag;  // tag=N or tag=any (kAnyTag) of send/recv (mpi profile)
+  bool buffered = false;       // send mode=buffered (mpi profile): MPI_Bsend, completes locally (issue 32)
   SourceLoc root_loc;
   SourceLoc tag_loc;
 };

@@ -89,6 +89,7 @@ struct Call {
   int peer = -1;            // send/recv, world rank
   bool any_source = false;  // recv from whichever member sends first (MPI_ANY_SOURCE); `peer` is -1
   int64_t tag = 0;          // send/recv (mpi): the message tag; kAnyTag for a receive's MPI_ANY_TAG
+  bool buffered = false;    // send mode=buffered (mpi): the message is copied out and the send returns
   int root = -1;            // world rank, -1 when not given
   int64_t count = -1;       // -1: derived from the buffer's size
   int dtype = 0;            // index into World::dtypes
@@ -153,6 +154,8 @@ struct World {
   std::vector<std::string> notes;  // assumptions the verdict depends on
 
   uint64_t dtype_size(int dtype) const;
+  // `dtype=any` (issue 32): a type the trace could not say; no count or type is compared with it.
+  bool dtype_unknown(int dtype) const { return dtypes[static_cast<size_t>(dtype)] == "any"; }
   // The profile a call follows: its communicator's, or the `profile` knob for calls without one.
   Profile profile_of(const Call& c) const {
     return c.comm >= 0 ? comms[static_cast<size_t>(c.comm)].profile : knobs.profile;

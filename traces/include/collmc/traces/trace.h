@@ -101,6 +101,7 @@ struct Call {
   std::optional<int> root;     // world rank
   std::optional<int> peer;     // world rank
   bool any_source = false;     // recv: MPI_ANY_SOURCE, matched by whichever sender comes (`recv COMM any BUF`)
+  bool buffered = false;       // MPI send in buffered mode (MPI_Bsend, MPI_Ibsend): completes locally (`mode=buffered`)
   std::optional<int64_t> tag;  // MPI send/recv: the message tag, kTraceAnyTag for MPI_ANY_TAG (`tag=`)
   std::string stream;          // stream name; empty: the default stream ("main")
   std::string key;             // store_set / store_wait / host_barrier: the host store key

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Score collmc on MPI-CorrBench (github.com/tudasc/MPI-Corrbench); docs/MBI.md has the table.
+
+MPI-CorrBench labels its codes by folder: every `.c` under a `correct/` folder of micro-benches/0-level is
+a correct MPI program (202 from the MPICH test suite, 44 MPI+OpenMP codes); the other folders hold one
+error each. This script compiles each selected code as CorrBench's own tool runners do (mpicc -g -fopenmp
+with one of CorrBench's cflags_list lines), runs it with `mpirun -n 2` (CorrBench's rank count) under
+`collmc record`, imports the traces and checks the scenario. A correct code counts as a false positive when
+`collmc check` exits 1 (a violation); exit 0 or 4 (safe) is a true negative. The error codes are scored the
+same way with `--errors` (TP/FN); the table says what was run.
+
+    scripts/corrbench-score.py --corrbench /tmp/corrbench --collmc build/cli/collmc --out /tmp/cb-run [--jobs 2]
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+CFLAGS = ["-DNUM_THREADS=2", "-DBUFFER_LENGTH_INT=10"]  # CorrBench's cflags_list, one line of it
+
+
+def select(root, errors):
+    base = os.path.join(root, "micro-benches", "0-level")
+    codes = []
+    for d, _, files in os.walk(base):
+        for f in sorted(files):
+            if not f.endswith(".c"):
+                continue
+            rel = os.path.relpath(os.path.join(d, f), base)
+            correct = "/correct/" in "/" + rel
+            if correct or errors:
+                codes.append((rel[:-2].replace("/", "__"), os.path.join(d, f), "OK" if correct else "ERROR"))
+    return sorted(codes)
+
+
+def run_one(args, name, path, expect):
+    res_file = os.path.join(args.out, "results", name + ".json")
+    if os.path.exists(res_file):
+        return json.load(open(res_file))
+    work = os.path.join(args.out, "work", name)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    r = dict(name=name, expect=expect)
+    start = time.time()
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="2")
+    exe = os.path.join(work, "a.out")
+    base = os.path.join(args.corrbench, "micro-benches", "0-level")
+    includes = ["-I" + os.path.join(base, "correct", "include"), "-I" + os.path.join(base, "openmp")]
+    cc = subprocess.run(["mpicc", "-g", "-fopenmp"] + CFLAGS + includes + ["-o", exe, path, "-lm"],
+                        capture_output=True, text=True)
+    if cc.returncode != 0:
+        r.update(outcome="CE", why="mpicc: " + cc.stderr[-300:])
+    else:
+        traces = os.path.join(work, "traces")
+        rec = subprocess.run([args.collmc, "record", "--out", traces, "--time-limit", str(args.time_limit),
+                              "--hang-after", str(args.hang_after), "--", "mpirun", "--bind-to", "none", "-n",
+                              str(args.np), exe], capture_output=True, text=True, env=env)
+        r["run"] = "hung" if rec.returncode == 124 else ("exit %d" % rec.returncode)
+        if not os.path.isdir(traces) or not os.listdir(traces):
+            r.update(outcome="RE", why="no trace written")
+        else:
+            scen = os.path.join(work, name + ".cmc")
+            imp = subprocess.run([args.collmc, "trace", "import", traces, "-o", scen], capture_output=True, text=True)
+            r["import"] = imp.stdout[-2000:]
+            if imp.returncode != 0:
+                r.update(outcome="RE", why="import: " + (imp.stderr or imp.stdout)[-300:])
+            else:
+                chk = subprocess.run([args.collmc, "check", "--time-limit", str(args.check_limit), scen],
+                                     capture_output=True, text=True)
+                first = [ln for ln in chk.stdout.splitlines() if ln.startswith(scen + ": ")]
+                r["verdict"] = first[0].split(": ", 1)[1] if first else "?"
+                r["check"] = chk.stdout[:1500]
+                if chk.returncode in (0, 4):
+                    r["outcome"] = "TN" if expect == "OK" else "FN"
+                elif chk.returncode == 1:
+                    r["outcome"] = "TP" if expect == "ERROR" else "FP"
+                elif chk.returncode == 3:
+                    r.update(outcome="TO", why="check inconclusive")
+                else:
+                    r.update(outcome="RE", why="check: " + (chk.stderr or chk.stdout)[-300:])
+    r["seconds"] = round(time.time() - start, 2)
+    if not args.keep and r.get("outcome") in ("TN", "TP"):
+        shutil.rmtree(work, ignore_errors=True)
+    with open(res_file, "w") as f:
+        json.dump(r, f)
+    return r
+
+
+def table(results):
+    groups = {}
+    for r in results:  # by folder: correct/<kind> (MPICH), openmp correct, or an error folder
+        parts = r["name"].split("__")
+        label = "/".join(parts[:2]) if parts[0] == "correct" else parts[0] + (" (correct)" if r["expect"] == "OK"
+                                                                                 else " (errors)")
+        groups.setdefault(label, []).append(r)
+    lines = ["| codes | n | TN | FP | TP | FN | compile/run error | precision on the correct codes |",
+             "|---|---|---|---|---|---|---|---|"]
+
+    def row(label, rows):
+        c = {k: sum(1 for r in rows if r["outcome"] == k) for k in ("TN", "FP", "TP", "FN")}
+        other = len(rows) - sum(c.values())
+        judged = c["TN"] + c["FP"]
+        spec = "%.3f" % (c["TN"] / judged) if judged else "-"
+        lines.append("| %s | %d | %d | %d | %d | %d | %d | %s |" % (label, len(rows), c["TN"], c["FP"], c["TP"],
+                                                                    c["FN"], other, spec))
+    for g in sorted(groups):
+        row(g, groups[g])
+    row("**all correct codes**", [r for r in results if r["expect"] == "OK"])
+    fps = [r for r in results if r["outcome"] == "FP"]
+    lines.append("")
+    lines.append("False positives (%d):" % len(fps))
+    for r in fps:
+        lines.append("- `%s`: %s" % (r["name"], r.get("verdict", "?")[:200]))
+    others = [r for r in results if r["outcome"] not in ("TN", "FP", "TP", "FN")]
+    if others:
+        lines.append("")
+        lines.append("Not scored (%d):" % len(others))
+        for r in others:
+            lines.append("- `%s`: %s %s" % (r["name"], r["outcome"], r.get("why", "")[:160].replace("\n", " ")))
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corrbench", required=True, help="a checkout of MPI-Corrbench (micro-benches/0-level)")
+    ap.add_argument("--collmc", default="build/cli/collmc")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--np", type=int, default=2, help="ranks per run (CorrBench runs its tools with 2)")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--time-limit", type=float, default=20)
+    ap.add_argument("--hang-after", type=float, default=5)
+    ap.add_argument("--check-limit", type=float, default=30)
+    ap.add_argument("--errors", action="store_true", help="also run the error codes (TP/FN)")
+    ap.add_argument("--only", action="append", default=[], help="run only codes whose name contains this")
+    ap.add_argument("--keep", action="store_true", help="keep every work directory (FP and errors are kept)")
+    ap.add_argument("--table-only", action="store_true")
+    args = ap.parse_args()
+    args.collmc = os.path.abspath(args.collmc)
+    os.makedirs(os.path.join(args.out, "results"), exist_ok=True)
+    codes = select(args.corrbench, args.errors)
+    if args.only:
+        codes = [c for c in codes if any(o in c[0] for o in args.only)]
+    start = time.time()
+    if args.table_only:
+        results = [json.load(open(os.path.join(args.out, "results", c[0] + ".json"))) for c in codes
+                   if os.path.exists(os.path.join(args.out, "results", c[0] + ".json"))]
+    else:
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(lambda c: run_one(args, *c), codes))
+    print(table(results))
+    print("\nRun: %d codes, -n %d, %s, %d job(s), %.0f s of wall time." % (
+        len(results), args.np, " ".join(CFLAGS), args.jobs, time.time() - start))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
