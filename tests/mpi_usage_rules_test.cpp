@@ -1,6 +1,6 @@
-// MPI usage errors found in MPI recorder traces (issue 26; traces/read/mpi_recorder/mpi_usage_rules.cpp): each rule in both
-// outcomes, on traces written here line by line in the recorder's format (docs/TRACES.md), and the check of
-// the imported scenario (usage_error where the rule fires, nothing added where the program is correct).
+// MPI usage errors found in MPI recorder traces (issue 26; traces/read/mpi_recorder/mpi_usage_rules.cpp): each rule in
+// both outcomes, on traces written here line by line in the recorder's format (docs/TRACES.md), and the check of the
+// imported scenario (usage_error where the rule fires, nothing added where the program is correct).
 #if __has_include("collmc/traces/recorder_reader.h")
 #include <gtest/gtest.h>
 
@@ -322,7 +322,8 @@ TEST(MpiImport, DerivedTypesAreComparedByTheirFlattenedSignatures) {
     a.call("MPI_Send", R"("comm":"0x10","count":)" + std::to_string(count) + R"(,"dtype":"","dtype_sig":")" + sig +
                            R"(","peer":1,"tag":0)")
         .call("MPI_Finalize", "");
-    b.call("MPI_Recv", R"("comm":"0x10","count":)" + std::to_string(recv_count) + R"(,"dtype":"MPI_INT","peer":0,"tag":0)",
+    b.call("MPI_Recv",
+           R"("comm":"0x10","count":)" + std::to_string(recv_count) + R"(,"dtype":"MPI_INT","peer":0,"tag":0)",
            R"("source":0,"tag":0)")
         .call("MPI_Finalize", "");
     return scenario({a, b});
@@ -330,7 +331,7 @@ TEST(MpiImport, DerivedTypesAreComparedByTheirFlattenedSignatures) {
   const std::string four = run("MPI_INT*4", 1, 4);  // contiguous(4, MPI_INT) against 4 MPI_INT
   EXPECT_NE(four.find("send world 1 buf count=4 dtype=int32"), std::string::npos) << four;
   EXPECT_EQ(verdict(four), collmc::model::Verdict::Safe) << four;
-  EXPECT_EQ(verdict(run("MPI_INT*4", 2, 100)), collmc::model::Verdict::Safe);  // a larger receive (sec. 3.2.4)
+  EXPECT_EQ(verdict(run("MPI_INT*4", 2, 100)), collmc::model::Verdict::Safe);    // a larger receive (sec. 3.2.4)
   EXPECT_EQ(verdict(run("MPI_INT*4", 2, 4)), collmc::model::Verdict::Mismatch);  // 8 ints into 4: truncated
   EXPECT_EQ(verdict(run("MPI_INT*2,MPI_DOUBLE*1", 1, 4)), collmc::model::Verdict::Mismatch);
   EXPECT_EQ(verdict(run("", 1, 4)), collmc::model::Verdict::Safe);  // a signature the recorder could not say
@@ -442,8 +443,8 @@ TEST(MpiImport, CallsTheTableDoesNotHoldAreNamedAndJudgeNothing) {
   std::vector<std::pair<std::string, std::string>> files = {{"rank0.jsonl", a.text()}, {"rank1.jsonl", b.text()}};
   const auto trace = read_recorder_buffers(files);
   bool named = false;
-  for (const auto& n : trace.notes) named |= n.find("not modelled") != std::string::npos &&
-                                             n.find("MPI_Sendrecv_replace") != std::string::npos;
+  for (const auto& n : trace.notes)
+    named |= n.find("not modelled") != std::string::npos && n.find("MPI_Sendrecv_replace") != std::string::npos;
   EXPECT_TRUE(named);
   EXPECT_EQ(verdict(emit_scenario(trace)), collmc::model::Verdict::Safe);
 }

@@ -628,8 +628,8 @@ class Issuer {
     for (const auto& th : peer.threads)
       for (const auto* list : {&th.waits, &th.sent})
         for (const auto& wt : *list)
-          if (wt.kind == WaitKind::P2pHost && wt.dir == dir && wt.comm == c.comm && wt.peer == r_ &&
-              wt.slot == idx && wt.tag == tag)
+          if (wt.kind == WaitKind::P2pHost && wt.dir == dir && wt.comm == c.comm && wt.peer == r_ && wt.slot == idx &&
+              wt.tag == tag)
             return std::make_pair(static_cast<int>(wt.call), wt.count);
     return std::nullopt;
   }
@@ -702,13 +702,13 @@ class Issuer {
     // A buffered send (MPI 4.1 sec. 3.4) completes locally: the message waits for its receive, the thread does not.
     auto& into = send && c.buffered ? sent_ : waits_;
     into.push_back(Wait{.kind = WaitKind::P2pHost,
-                          .dir = static_cast<uint8_t>(send ? 0 : 1),
-                          .comm = static_cast<uint16_t>(c.comm),
-                          .peer = static_cast<uint16_t>(c.peer),
-                          .slot = idx,
-                          .call = static_cast<uint32_t>(c.id),
-                          .tag = tag,
-                          .count = effective_count(c)});
+                        .dir = static_cast<uint8_t>(send ? 0 : 1),
+                        .comm = static_cast<uint16_t>(c.comm),
+                        .peer = static_cast<uint16_t>(c.peer),
+                        .slot = idx,
+                        .call = static_cast<uint32_t>(c.id),
+                        .tag = tag,
+                        .count = effective_count(c)});
     return true;
   }
 
@@ -790,7 +790,7 @@ class Issuer {
   RankState& rs_;
   std::vector<std::pair<int, std::vector<DevicePart>>> parts_;  // per stream, in issue order
   std::vector<Wait> waits_;
-  std::vector<Wait> sent_;  // buffered sends of this call (ThreadState::sent)
+  std::vector<Wait> sent_;                     // buffered sends of this call (ThreadState::sent)
   std::vector<std::pair<int, int>> aborted_;   // (comm, abort call) of the aborts among these calls
   std::vector<std::pair<int, int>> rma_init_;  // (comm, call) of the first one-sided calls among these calls
   // The child sequence of a grow by a new rank (no parent): compared with nothing.

@@ -629,8 +629,15 @@ bool Semantics::process_devices_idle(const State& s, int rank) const {
 bool Semantics::is_final(const State& s) const {
   for (int r = 0; r < world_.ranks; ++r) {
     const auto& rs = s.ranks[static_cast<size_t>(r)];
-    for (size_t t = 0; t < rs.threads.size(); ++t)
+    for (size_t t = 0; t < rs.threads.size(); ++t) {
       if (!thread_ended(s, r, static_cast<int>(t))) return false;
+      // A buffered message never received: its receiver owed the matching call before MPI_Finalize (MPI 4.1
+      // sec. 11.2.2), so the communication never completes.
+      for (const Wait& m : rs.threads[t].sent) {
+        const P2pState* got = find_p2p(s.ranks[m.peer], m.comm, r, m.tag);
+        if (got == nullptr || got->recvs <= m.slot) return false;
+      }
+    }
     if (!streams_empty(rs)) return false;
   }
   // A host slot left open is a collective that never completes (a nonblocking call in progress),

@@ -246,8 +246,9 @@ class Resolver {
       std::string d = canonical_dtype(s.args.dtype);
       // `any`: a type the trace could not say (never compared); `mpi_NAME`: an MPI type the list does not name
       // or a flattened type signature (compared by name). Issue 32.
-      bool known = std::any_of(std::begin(kDtypes), std::end(kDtypes), [&](const DtypeInfo& i) { return d == i.name; }) ||
-                   is_open_dtype(d);
+      bool known =
+          std::any_of(std::begin(kDtypes), std::end(kDtypes), [&](const DtypeInfo& i) { return d == i.name; }) ||
+          is_open_dtype(d);
       if (!known)
         throw InputError(s.loc, "unknown dtype '" + s.args.dtype +
                                     "': expected float32, float16, bfloat16, float64, int8, uint8, int32, "

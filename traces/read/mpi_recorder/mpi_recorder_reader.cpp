@@ -49,7 +49,8 @@ std::string language_dtype(const std::string& mpi) {
   if (it != names.end()) return it->second;
   if (mpi.empty() || mpi == "MPI_PACKED" || mpi == "MPI_DATATYPE_NULL" || mpi.rfind("MPI_", 0) != 0) return "any";
   std::string out = "mpi_";
-  for (char ch : mpi.substr(4)) out += std::isalnum(static_cast<unsigned char>(ch)) ? static_cast<char>(std::tolower(ch)) : '_';
+  for (char ch : mpi.substr(4))
+    out += std::isalnum(static_cast<unsigned char>(ch)) ? static_cast<char>(std::tolower(ch)) : '_';
   return out;
 }
 
@@ -156,8 +157,8 @@ struct Membership {
 struct CommInfo {
   Communicator comm;
   std::vector<Membership> members;
-  bool inter = false;         // an intercommunicator: both groups are its members, peers are remote ranks
-  bool size_known = true;     // false: a communicator the trace never saw made (it stands alone)
+  bool inter = false;            // an intercommunicator: both groups are its members, peers are remote ranks
+  bool size_known = true;        // false: a communicator the trace never saw made (it stands alone)
   std::vector<int> union_ranks;  // world ranks of every member, ascending, when the recorder wrote them
 };
 
@@ -304,10 +305,10 @@ class MpiAssembler {
   // --- one process ---------------------------------------------------------------------------------------
   struct ProcessState {
     std::map<uint64_t, std::string> comm_of;
-    std::map<std::string, int> creations_on;  // parent id -> communicators made from it so far
+    std::map<std::string, int> creations_on;     // parent id -> communicators made from it so far
     std::map<std::string, int> group_creations;  // (key of a group-only creation) -> how many so far
     std::map<uint64_t, std::pair<std::string, std::string>> window_of;  // handle -> (comm id, buffer)
-    std::map<std::string, int> windows_on;  // comm id -> windows made on it and not yet freed
+    std::map<std::string, int> windows_on;             // comm id -> windows made on it and not yet freed
     std::map<std::string, PendingCall> deferred_free;  // comm id -> its MPI_Comm_free, taken at its last window's
     int windows = 0;
     std::set<uint64_t> outstanding;  // requests posted and not completed
@@ -592,8 +593,10 @@ class MpiAssembler {
           // The count and type MPI reads on this rank (the recorder takes the receive side where MPI_IN_PLACE
           // makes the send side ignored); on an intercommunicator the two groups pass different ones (a root
           // group sends, the other receives): not compared.
-          if (!is_inter(c.comm)) set_message(c, message(in, "", "count"));
-          else c.dtype = "any";
+          if (!is_inter(c.comm))
+            set_message(c, message(in, "", "count"));
+          else
+            c.dtype = "any";
         }
         if (info.has(kReduces)) {
           const std::string o = string_or(in, "op");
@@ -743,15 +746,17 @@ class MpiAssembler {
           if (info.family == MpiFamily::WaitAll) {
             if (ret == nullptr) return;  // never returned: the group stays open to the end, where it stopped
             for (size_t k = 0; k < reqs.size(); ++k) picked.push_back(k);
-            for (const auto& s : ok ? list_field(p, ret, "cancelled") : std::vector<std::string>{})
-              if (field(ret, "cancelled") != nullptr) cancelled_at.insert(static_cast<size_t>(std::atoll(s.c_str())));
+            if (ok && field(ret, "cancelled") != nullptr)
+              for (const auto& s : list_field(p, ret, "cancelled"))
+                cancelled_at.insert(static_cast<size_t>(std::atoll(s.c_str())));
           } else if (info.call == MpiCall::Waitany) {
             if (!ok) return;  // stopped in a Waitany: it waits for any one of them; the group holds them all
             const int64_t index = int_field(p, ret, "index");
             if (index >= 0) picked.push_back(static_cast<size_t>(index));
             if (int_or(ret, "cancelled", 0) != 0 && index >= 0) cancelled_at.insert(static_cast<size_t>(index));
           } else if (ok && field(ret, "indices") != nullptr) {
-            for (const auto& s : list_field(p, ret, "indices")) picked.push_back(static_cast<size_t>(std::atoll(s.c_str())));
+            for (const auto& s : list_field(p, ret, "indices"))
+              picked.push_back(static_cast<size_t>(std::atoll(s.c_str())));
           }
         }
         for (size_t k : picked) {
@@ -759,8 +764,7 @@ class MpiAssembler {
           const uint64_t r = reqs[k];
           if (st.outstanding.count(r)) {
             complete(st, r, cancelled_at.count(k) > 0, out, c.state);
-          } else if (r != 0 && !st.local_requests.count(r) && info.family == MpiFamily::Wait &&
-                     !st.unseen_requests++) {
+          } else if (r != 0 && !st.local_requests.count(r) && info.family == MpiFamily::Wait && !st.unseen_requests++) {
             rank_notes_[world_rank_[p]].push_back(
                 "a wait on a request the trace never saw posted (a call the recorder does not see)");
           }
@@ -831,8 +835,8 @@ class MpiAssembler {
             out.push_back(std::move(pc));  // MPI_COMM_NULL: this process is in no child
             return;
           }
-          if (auto m = rank_list(ret, "members"); m && !m->empty() &&
-                                                  (info.call == MpiCall::Comm_create || info.call == MpiCall::Cart_sub))
+          if (auto m = rank_list(ret, "members");
+              m && !m->empty() && (info.call == MpiCall::Comm_create || info.call == MpiCall::Cart_sub))
             child += ".m" + std::to_string(*std::min_element(m->begin(), m->end()));
         }
         if (ok && split && int_or(ret, "rank", -1) < 0) {
@@ -1013,7 +1017,7 @@ class MpiAssembler {
   MpiUsageRules usage_rules_;
   int world_size_ = 0;
   std::map<std::string, CommInfo> comms_;
-  std::vector<std::string> order_;  // comms in order of first sight
+  std::vector<std::string> order_;                                  // comms in order of first sight
   std::map<std::pair<std::string, int>, std::vector<int>> remote_;  // (intercomm, world rank) -> remote group
   std::map<int, std::vector<std::string>> rank_notes_;
   std::map<std::string, int> unmodelled_;  // recorded names the call table does not hold

@@ -253,8 +253,7 @@ void MpiUsageRules::observe(size_t p, size_t i, const RecordedCall& rc, const Mp
       case MpiFamily::WinWait:
         // MPI_Win_test that returned false leaves the exposure epoch open (MPI 4.1 sec. 12.5.2).
         if (info.has(kNonblocking) && (!ok || number(ret, "flag", 0) == 0)) break;
-        if (!e.exposure)
-          error(p, i, name + " on " + ctx.window + " without MPI_Win_post (MPI 4.1 sec. 12.5.2)");
+        if (!e.exposure) error(p, i, name + " on " + ctx.window + " without MPI_Win_post (MPI 4.1 sec. 12.5.2)");
         e.exposure = false;
         break;
       case MpiFamily::WinFree:
@@ -330,6 +329,10 @@ void MpiUsageRules::rma_call(size_t p, size_t i, const RecorderLine* in, const M
   // tests, test/mpi/rma/mixedsync.c, do `fence; lock; put; unlock; fence`; issue 32): only the others are
   // the fence epoch's, for the closing rule.
   if (e.fence_open && !passive) ++e.fence_only_ops;
+  // Request-based transfers (MPI_Rput, MPI_Rget, ...) complete locally at their wait and remotely at a flush
+  // or the epoch's end (MPI 4.1 sec. 12.3.5); the race rules do not follow request completion, so they take
+  // part in the epoch rules only (they were not recorded at all before issue 32).
+  if (ctx.info->has(kRequest)) return;
   const bool exclusive = !e.lock_all && e.locks.count(target) > 0 && e.locks[target];
   const bool get = ctx.info->has(kGet) && !ctx.info->has(kAtomic);
   Access origin;

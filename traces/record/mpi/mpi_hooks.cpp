@@ -921,7 +921,9 @@ int MPI_Sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, int
         handle(l, "comm", comm).i64("count", scount);
         dtype(l, "dtype", stype, "dtype_sig").i64("peer", peer_rank(dest)).i64("tag", tag_value(stag));
         l.i64("recv_count", rcount);
-        dtype(l, "recv_dtype", rtype, "recv_dtype_sig").i64("recv_peer", peer_rank(source)).i64("recv_tag", tag_value(rtag));
+        dtype(l, "recv_dtype", rtype, "recv_dtype_sig")
+            .i64("recv_peer", peer_rank(source))
+            .i64("recv_tag", tag_value(rtag));
         memory(l, "buf", "bytes", sbuf, scount, stype);
         memory(l, "recv_buf", "recv_bytes", rbuf, rcount, rtype);
       },
@@ -1105,9 +1107,7 @@ int MPI_Dist_graph_create(MPI_Comm comm, int n, const int sources[], const int d
                           const int weights[], MPI_Info info, int reorder, MPI_Comm* newcomm) {
   return recorded(
       "MPI_Dist_graph_create", [&](JsonLine& l) { handle(l, "comm", comm); },
-      [&] {
-        return PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info, reorder, newcomm);
-      },
+      [&] { return PMPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights, info, reorder, newcomm); },
       [&](JsonLine& l, int r) { new_comm(l, r, newcomm); });
 }
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int sources[], const int sourceweights[],
@@ -1216,12 +1216,11 @@ int MPI_Buffer_detach(void* buffer, int* size) {
 
 // ---- issue 32: datatypes: constructors (with the new type's flattened signature), commit, free ----------
 int type_made(const char* name, MPI_Datatype* newtype, auto&& call) {
-  return recorded(
-      name, no_args, call, [&](JsonLine& l, int r) {
-        const MPI_Datatype t = (r == MPI_SUCCESS && newtype != nullptr) ? *newtype : MPI_DATATYPE_NULL;
-        handle(l, "newtype", t);
-        if (t != MPI_DATATYPE_NULL) dtype(l, "dtype", t, "dtype_sig");
-      });
+  return recorded(name, no_args, call, [&](JsonLine& l, int r) {
+    const MPI_Datatype t = (r == MPI_SUCCESS && newtype != nullptr) ? *newtype : MPI_DATATYPE_NULL;
+    handle(l, "newtype", t);
+    if (t != MPI_DATATYPE_NULL) dtype(l, "dtype", t, "dtype_sig");
+  });
 }
 int MPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype* t) {
   return type_made("MPI_Type_contiguous", t, [&] { return PMPI_Type_contiguous(count, old, t); });
@@ -1337,7 +1336,9 @@ int MPI_Rget_accumulate(const void* origin, int origin_count, MPI_Datatype origi
   return recorded(
       "MPI_Rget_accumulate",
       [&](JsonLine& l) {
-        rma_args(l, win, origin, origin_count, origin_type, target, target_disp, target_count, target_type);
+        const bool no_op = o == MPI_NO_OP;  // the origin arguments are ignored (MPI 4.1 sec. 12.3.4)
+        rma_args(l, win, no_op ? result : origin, no_op ? result_count : origin_count,
+                 no_op ? result_type : origin_type, target, target_disp, target_count, target_type);
         memory(l, "result_buf", "result_bytes", result, result_count, result_type);
         op(l, o);
       },
@@ -1354,7 +1355,10 @@ int MPI_Get_accumulate(const void* origin, int origin_count, MPI_Datatype origin
   return recorded(
       "MPI_Get_accumulate",
       [&](JsonLine& l) {
-        rma_args(l, win, origin, origin_count, origin_type, target, target_disp, target_count, target_type);
+        // With MPI_NO_OP the origin arguments are ignored (MPI 4.1 sec. 12.3.4): the result's are written.
+        const bool no_op = o == MPI_NO_OP;
+        rma_args(l, win, no_op ? result : origin, no_op ? result_count : origin_count,
+                 no_op ? result_type : origin_type, target, target_disp, target_count, target_type);
         memory(l, "result_buf", "result_bytes", result, result_count, result_type);
         op(l, o);
       },
