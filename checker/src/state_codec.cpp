@@ -104,7 +104,7 @@ void read_position(Reader& r, ControlPosition& p) {
 // Where a thread is: its control position and the waits it blocks on.
 void write_thread(Writer& w, const ThreadState& t) {
   write_position(w, t);
-  write_vec(w, t.waits, [&](const Wait& wt) {
+  auto wait = [&](const Wait& wt) {
     w.u(static_cast<uint64_t>(wt.kind));
     w.u(wt.dir);
     w.u(wt.comm);
@@ -113,17 +113,9 @@ void write_thread(Writer& w, const ThreadState& t) {
     w.u(wt.tag);
     w.u(wt.call);
     w.u(wt.count);
-  });
-  write_vec(w, t.sent, [&](const Wait& wt) {
-    w.u(static_cast<uint64_t>(wt.kind));
-    w.u(wt.dir);
-    w.u(wt.comm);
-    w.u(wt.peer);
-    w.u(wt.slot);
-    w.u(wt.tag);
-    w.u(wt.call);
-    w.u(wt.count);
-  });
+  };
+  write_vec(w, t.waits, wait);
+  write_vec(w, t.sent, wait);  // buffered messages not yet received (issue 32)
 }
 
 void write_rank(Writer& w, const RankState& rk) {
@@ -233,7 +225,7 @@ State decode_state(std::string_view bytes) {
   read_vec(r, s.ranks, [&](RankState& rk) {
     read_vec(r, rk.threads, [&](ThreadState& t) {
       read_position(r, t);
-      read_vec(r, t.waits, [&](Wait& wt) {
+      auto wait = [&](Wait& wt) {
         wt.kind = r.as<WaitKind>();
         wt.dir = r.as<uint8_t>();
         wt.comm = r.as<uint16_t>();
@@ -242,17 +234,9 @@ State decode_state(std::string_view bytes) {
         wt.tag = r.as<uint32_t>();
         wt.call = r.as<uint32_t>();
         wt.count = r.u();
-      });
-      read_vec(r, t.sent, [&](Wait& wt) {
-        wt.kind = r.as<WaitKind>();
-        wt.dir = r.as<uint8_t>();
-        wt.comm = r.as<uint16_t>();
-        wt.peer = r.as<uint16_t>();
-        wt.slot = r.as<uint32_t>();
-        wt.tag = r.as<uint32_t>();
-        wt.call = r.as<uint32_t>();
-        wt.count = r.u();
-      });
+      };
+      read_vec(r, t.waits, wait);
+      read_vec(r, t.sent, wait);
     });
     read_vec(r, rk.streams, [&](std::vector<StreamEntry>& st) {
       read_vec(r, st, [&](StreamEntry& e) {
