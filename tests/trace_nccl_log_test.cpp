@@ -72,7 +72,7 @@ TEST(TraceNcclLog, InterleavedLogWithSplitGroupAndRoot) {
   EXPECT_EQ(calls[7].root, 1);
   EXPECT_EQ(calls[8].kind, CallKind::CommDestroy);
   std::string scenario = emit_scenario(t);
-  EXPECT_NE(scenario.find("split commId_0x1234abcd -> split_of_commId_0x1234abcd_color_0"), std::string::npos)
+  EXPECT_NE(scenario.find("split commId_0x1234abcd -> split_1_of_commId_0x1234abcd_color_0"), std::string::npos)
       << scenario;
   EXPECT_EQ(verdict_str(scenario), "safe") << scenario;
 }

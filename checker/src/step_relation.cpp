@@ -111,13 +111,27 @@ State Semantics::initial() const {
     control_.enter(rs.threads[0], threads[0].entry);
     rs.streams.resize(world_.streams.size());
     for (int c : member_comms_[static_cast<size_t>(r)]) {
+      const model::CommInstance& comm = world_.comms[static_cast<size_t>(c)];
       MemberState m;
-      if (!world_.comms[static_cast<size_t>(c)].uninit) m.flags = kCreated;
+      if (!comm.uninit) m.flags = kCreated;
+      // `history`: the slots every member completed before, and the connections they set up
+      // (docs/TRACES.md, "What the import keeps"); the comm's calls here count on from there.
+      m.host_issued = comm.start_host;
+      m.dev_issued = comm.start_device;
+      if (comm.start_connected)
+        m.flags |= world_.knobs.runtime_connect ? kConnectionsUsed | kConnectReached : kConnectionsUsed;
       rs.members.push_back(m);
     }
     rs.buffers.resize(world_.buffers.size());
   }
   s.comms.resize(world_.comms.size());
+  for (size_t c = 0; c < world_.comms.size(); ++c) {
+    const model::CommInstance& comm = world_.comms[c];
+    s.comms[c].host_base = comm.start_host;
+    s.comms[c].dev_base = comm.start_device;
+    if (comm.start_connected && world_.knobs.runtime_connect)
+      s.comms[c].connected = static_cast<uint32_t>(comm.members.size());
+  }
   s.store.resize(world_.keys.size());
   return s;
 }

@@ -92,7 +92,8 @@ class Parser {
   }
 
   static bool is_top_level_word(const std::string& w) {
-    return w == "ranks" || w == "name" || w == "expect" || w == "set" || w == "comm" || w == "process" || w == "rank";
+    return w == "ranks" || w == "name" || w == "expect" || w == "set" || w == "comm" || w == "process" ||
+           w == "history" || w == "rank";
   }
 
   // ---- token helpers
@@ -177,7 +178,9 @@ class Parser {
   void top_level() {
     const Token& t = peek();
     if (!at(TokKind::Name))
-      fail_at(t, "a top-level form ('ranks', 'name', 'expect', 'observed', 'set', 'comm', 'process' or 'rank')");
+      fail_at(t,
+              "a top-level form ('ranks', 'name', 'expect', 'observed', 'set', 'comm', 'process', 'history' or "
+              "'rank')");
     const std::string& w = t.text;
     if (w == "ranks") return ranks_decl();
     if (w == "name") return name_decl();
@@ -186,8 +189,10 @@ class Parser {
     if (w == "set") return set_decl();
     if (w == "comm") return comm_decl();
     if (w == "process") return process_decl();
+    if (w == "history") return history_decl();
     if (w == "rank") return rank_body();
-    fail_at(t, "a top-level form ('ranks', 'name', 'expect', 'observed', 'set', 'comm', 'process' or 'rank')");
+    fail_at(t,
+            "a top-level form ('ranks', 'name', 'expect', 'observed', 'set', 'comm', 'process', 'history' or 'rank')");
   }
 
   void ranks_decl() {
@@ -375,6 +380,36 @@ class Parser {
                                                "' already: a rank runs in one process");
     sc_.processes.push_back(std::move(decl));
     end_of_statement();
+  }
+
+  // `history COMM [device=N] [host=N] [connected]`: what COMM has behind it when the scenario starts (ast.h).
+  void history_decl() {
+    const Token& kw = advance();
+    CommHistory h;
+    h.loc = loc_of(kw);
+    h.comm_loc = loc_of(peek());
+    h.comm = expect_name("a communicator name");
+    for (const auto& o : sc_.histories)
+      if (o.comm == h.comm) fail_msg(kw, "a second 'history' of '" + h.comm + "' (first at " + o.loc.str() + ")");
+    std::set<std::string> given;
+    while (at(TokKind::Name)) {
+      const Token& key = advance();
+      if (!given.insert(key.text).second) fail_msg(key, "'" + key.text + "' given twice");
+      if (key.text == "connected") {
+        h.connected = true;
+        continue;
+      }
+      if (key.text != "device" && key.text != "host")
+        fail_at(key, "'device=N', 'host=N', 'connected' or end of statement");
+      expect(TokKind::Equals, "'=' after '" + key.text + "'");
+      const Token& n = peek();
+      const int64_t v = integer(key.text == "device" ? "a count of device slots" : "a count of host slots");
+      if (v > static_cast<int64_t>(UINT32_MAX / 2))
+        fail_msg(n, "too many slots: at most " + std::to_string(UINT32_MAX / 2));
+      (key.text == "device" ? h.device : h.host) = static_cast<uint32_t>(v);
+    }
+    end_of_statement();
+    sc_.histories.push_back(std::move(h));
   }
 
   void comm_decl() {

@@ -55,6 +55,7 @@ class Printer {
       out_ << "observed " << observed_outcome_name(w_.observed->outcome) << " " << quoted(w_.observed->source) << "\n";
     knobs();
     comms();
+    histories();
     for (const auto& p : w_.processes) out_ << "process " << p.name << " = " << rank_list_text(p.ranks) << "\n";
     for (const auto& prog : w_.programs) rank(prog);
     return out_.str();
@@ -99,6 +100,20 @@ class Printer {
       if (first.profile != w_.knobs.profile) out_ << " " << profile_name(first.profile);
       out_ << "\n";
       i = end;
+    }
+  }
+
+  // `history` of the comms that have one (a family's instances share their declaration's).
+  void histories() {
+    for (size_t i = 0; i < w_.comms.size(); ++i) {
+      const CommInstance& c = w_.comms[i];
+      if (i > 0 && w_.comms[i - 1].decl_name == c.decl_name) continue;
+      if (c.start_host == 0 && c.start_device == 0 && !c.start_connected) continue;
+      out_ << "history " << c.decl_name;
+      if (c.start_device > 0) out_ << " device=" << c.start_device;
+      if (c.start_host > 0) out_ << " host=" << c.start_host;
+      if (c.start_connected) out_ << " connected";
+      out_ << "\n";
     }
   }
 

@@ -107,6 +107,19 @@ class Resolver {
         w_.comms.push_back(std::move(c));
       }
     }
+    // `history`: the state an import's left-out calls leave behind, on every instance of the comm. An
+    // MPI comm has no connect, and its collectives take host slots: `connected` and device= are NCCL's.
+    for (const auto& h : sc_.histories)
+      for (int id : known_comm(h.comm, h.comm_loc)) {
+        CommInstance& c = w_.comms[static_cast<size_t>(id)];
+        if (c.profile == Profile::Mpi && (h.connected || h.device > 0))
+          throw InputError(h.loc, "history of '" + h.comm +
+                                      "', an mpi comm: only host=N applies (MPI has no "
+                                      "device slots and no connect)");
+        c.start_host = h.host;
+        c.start_device = h.device;
+        c.start_connected = h.connected;
+      }
     // Names and placement are checked on the text, so that a body no rank runs (a `rank *` every
     // rank overrides, a `when` for ranks without that body, `repeat 0`) cannot hide an error.
     for (const auto& b : sc_.bodies) check_statements(b.body, true, false);
@@ -127,6 +140,7 @@ class Resolver {
       w_.programs.push_back(std::move(prog));
     }
     check_put_targets();
+    note_peers_after_wildcards();
     number_grown_comms(w_);
     processes();
     warn_ranks_without_body(star != nullptr, own);
@@ -160,6 +174,40 @@ class Resolver {
  private:
   // `ranks 3` with a body for rank 0 only: ranks 1 and 2 do nothing, which the language allows (a
   // rank with no body) but which is rarely meant; every `deadlock` then names the idle ranks.
+  // An imported MPI run (`observed`): a call after a wildcard receive keeps the peer the run recorded, where
+  // the program may have taken it from the source the receive matched (MPI_Status.MPI_SOURCE); a schedule in
+  // which another sender matches first then still names the recorded peer (the review's N7). Said once per
+  // scenario, with the first such rank and calls.
+  void note_peers_after_wildcards() {
+    if (!w_.observed) return;
+    // One pass over the calls (a rank's in program order): per rank its first wildcard and the calls after it.
+    std::vector<const Call*> wildcard(static_cast<size_t>(w_.ranks), nullptr);
+    std::vector<std::vector<const Call*>> after(static_cast<size_t>(w_.ranks));
+    for (const Call& c : w_.calls) {
+      const auto r = static_cast<size_t>(c.rank);
+      if (!wildcard[r] && c.any_source && (c.kind == OpKind::Recv || c.kind == OpKind::Probe)) {
+        wildcard[r] = &c;
+      } else if (wildcard[r] && c.peer >= 0 && is_p2p(c.kind) && after[r].size() < 4) {
+        after[r].push_back(&c);
+      }
+    }
+    size_t ranks = 0;
+    std::string first;
+    for (size_t r = 0; r < after.size(); ++r) {
+      if (after[r].empty() || ranks++ > 0) continue;
+      first = "rank " + std::to_string(r) + "'s `" + wildcard[r]->text + "` (" + wildcard[r]->loc.str() +
+              ") is followed by ";
+      for (size_t i = 0; i < after[r].size() && i < 3; ++i)
+        first += (i ? ", `" : "`") + after[r][i]->text + "` (" + after[r][i]->loc.str() + ")";
+      if (after[r].size() > 3) first += ", ...";
+    }
+    if (ranks == 0) return;
+    w_.notes.push_back(first + (ranks > 1 ? " (and so " + std::to_string(ranks - 1) + " more rank(s))" : "") +
+                       ": their peers are the ones the recorded run used; where the program took a peer from the "
+                       "source the wildcard receive matched (MPI_Status.MPI_SOURCE), a schedule in which another "
+                       "sender matches first still names the recorded peer, which the program would not");
+  }
+
   void warn_ranks_without_body(bool has_star, const std::map<int, const RankBody*>& own) {
     if (has_star || sc_.bodies.empty()) return;
     std::vector<int> idle;

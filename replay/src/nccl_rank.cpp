@@ -39,6 +39,7 @@ class NcclCalls : public RankCalls {
     for (size_t b = 0; b < w_.buffers.size(); ++b)
       cuda(cudaMalloc(&buffers_[b], model::kDefaultBufferSize), "cudaMalloc of a plain buffer");
     cuda(cudaMalloc(&scratch_, 4096), "cudaMalloc");
+    cuda(cudaMalloc(&warm_scratch_, 4096), "cudaMalloc");
     comms_.assign(w_.comms.size(), nullptr);
     // A grown comm's id is the one ncclCommGetUniqueId hands out during the run (grow_id).
     for (const auto& c : w_.comms)
@@ -123,6 +124,23 @@ class NcclCalls : public RankCalls {
          "ncclCommInitRankConfig");
     set_comm(comm, handle);
     wait_idle(comm);
+    warm_up(comm);
+  }
+
+  // `history C connected` (LANGUAGE.md): the scenario starts C warm, as after the collectives an import left
+  // out; the real comm is made so with one all-reduce right after its creation (every member creates it
+  // in one collective call, so every member's warm-up is its device slot 0), then drained.
+  void warm_up(int comm) {
+    if (!w_.comms[static_cast<size_t>(comm)].start_connected) return;
+    ncclComm_t handle = comm_of(comm);
+    if (!handle) return;
+    wait_idle(comm);
+    // On a stream of its own: the scenario's streams may hold work that must not be waited for here.
+    if (!warm_stream_) cuda(cudaStreamCreateWithFlags(&warm_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    nccl(lib_.ncclAllReduce(warm_scratch_, warm_scratch_, 1, ncclFloat32, ncclSum, handle, warm_stream_),
+         "ncclAllReduce (the warm-up of a connected history)", handle);
+    wait_idle(comm);
+    cuda(cudaStreamSynchronize(warm_stream_), "cudaStreamSynchronize after the warm-up");
   }
 
   ncclComm_t comm_of(int comm) {
@@ -246,7 +264,10 @@ class NcclCalls : public RankCalls {
         ncclComm_t child = nullptr;
         nccl(lib_.ncclCommSplit(comm, c.child >= 0 ? c.child : NCCL_SPLIT_NOCOLOR, rank_, &child, &cfg),
              "ncclCommSplit", comm);
-        if (c.child >= 0) set_comm(c.child, child);
+        if (c.child >= 0) {
+          set_comm(c.child, child);
+          warm_up(c.child);
+        }
         return;
       }
       case OpKind::Finalize:
@@ -275,6 +296,7 @@ class NcclCalls : public RankCalls {
                                  NCCL_SHRINK_DEFAULT),
              "ncclCommShrink", comm);
         set_comm(c.child, handle);
+        warm_up(c.child);
         return;
       }
       case OpKind::Revoke:
@@ -319,6 +341,7 @@ class NcclCalls : public RankCalls {
         }
         set_comm(c.child, handle);
         wait_idle(c.child);
+        warm_up(c.child);
         return;
       }
       case OpKind::AllReduce: {
@@ -448,6 +471,8 @@ class NcclCalls : public RankCalls {
   std::vector<void*> buffers_;
   std::vector<size_t> sizes_;
   void* scratch_ = nullptr;
+  void* warm_scratch_ = nullptr;  // the warm-ups' buffer (`history ... connected`)
+  cudaStream_t warm_stream_ = nullptr;
   std::mutex comm_mutex_;
   std::vector<ncclComm_t> comms_;
   std::map<std::pair<int, int>, std::vector<ncclWindow_t>> windows_;

@@ -153,14 +153,24 @@ class Emitter {
       for (size_t i = 0; i < members.size(); ++i) out_ << (i ? ", " : "") << members[i];
       out_ << "]" << (c.origin == CommOrigin::Preexisting ? "" : " uninit")
            << (c.host_blocking && !trace_.mpi ? " mpi" : "") << "\n";
+      // What the collectives the import left out leave behind (trim_history): the kept calls take the slots
+      // they took in the run, and a comm they connected is warm. An mpi comm's collectives take host slots.
+      if (c.dropped_collectives > 0) {
+        const bool mpi = trace_.mpi || c.host_blocking;
+        out_ << "history " << name << (mpi ? " host=" : " device=") << c.dropped_collectives
+             << (c.history_connected && !mpi ? " connected" : "") << "  # " << c.dropped_collectives << " collective"
+             << (c.dropped_collectives == 1 ? "" : "s") << " every member made before the first one written here\n";
+      }
     }
     out_ << "\n";
   }
 
   void rank(int r) {
     auto it = trace_.ranks.find(r);
+    // A rank without calls gets an empty body: it does nothing here because its trace says so (or has none),
+    // which `collmc check` must not take for a hand-written file's forgotten rank (the review's N9).
     if (it == trace_.ranks.end() || !it->second.present) {
-      out_ << "# rank " << r << ": no trace: it makes no call here\n\n";
+      out_ << "rank " << r << " { }  # no trace: it makes no call here\n\n";
       return;
     }
     const RankTrace& rt = it->second;
@@ -168,7 +178,8 @@ class Emitter {
     for (const auto& t : rt.threads)
       if (!t.calls.empty()) threads.push_back(&t);
     if (threads.empty()) {
-      out_ << "# rank " << r << ": its trace holds no call\n";
+      out_ << "rank " << r << " { }  # its trace holds no call"
+           << (trace_.dropped.empty() ? "" : " the import keeps (see `# dropped:`)") << "\n";
       for (const auto& n : rt.notes) out_ << "# partial: rank " << r << ": " << comment_text(n, 400) << "\n";
       out_ << "\n";
       return;
@@ -349,7 +360,7 @@ class Emitter {
   const std::map<std::string, std::string>& comm_names() const { return names_; }
 
  private:
-  std::string buffer(const std::string& b) const { return b.empty() ? "buf" : sanitize(b, "b_"); }
+  static std::string buffer(const std::string& b) { return scenario_buffer_name(b); }
 
   bool valid_rank(const std::optional<int>& v) const { return v && *v >= 0 && *v < world_; }
 
@@ -520,6 +531,8 @@ class Emitter {
 };
 
 }  // namespace
+
+std::string scenario_buffer_name(const std::string& buffer) { return buffer.empty() ? "buf" : sanitize(buffer, "b_"); }
 
 std::string emit_scenario(const Trace& trace, const EmitOptions& options) { return Emitter(trace, options).run(); }
 

@@ -305,6 +305,13 @@ class Builder {
       }
       for (const auto& [comm, seq] : oldest) cut[comm] = std::max(cut[comm], seq);
     }
+    // What the lost collectives left behind (torch numbers a group's collectives from 1): the kept ones take
+    // the dumps' slot numbers, on a comm that is warm (`history`, trim_history.h).
+    for (const auto& [comm, seq] : cut)
+      if (seq > 1) {
+        trace_.comms[comm].dropped_collectives = static_cast<uint64_t>(seq - 1);
+        trace_.comms[comm].history_connected = true;
+      }
     std::map<uint32_t, size_t> removed;
     for (auto& [rank, rank_entries] : entries_) {
       auto& re = rank_entries;  // a lambda may not capture a structured binding (clang before C++20's fix)
@@ -369,9 +376,7 @@ class Builder {
     for (size_t r = 0; r < rows.size(); ++r) rows[r]->dropped = std::move(plan.dropped[r]);
     std::vector<std::string> labels;
     for (const auto& c : trace_.comms) labels.push_back(c.label);
-    for (size_t c = 0; c < trace_.comms.size(); ++c) trace_.comms[c].dropped_collectives = plan.cut[c];
-    std::string line = trim_summary(labels, plan, rows.size());
-    if (!line.empty()) trace_.dropped.push_back(line);
+    record_trim(trace_, labels, plan, rows.size(), /*completion_seen=*/true);
   }
 
   std::string label_of(const std::string& id) const {

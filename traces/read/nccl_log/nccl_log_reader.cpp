@@ -511,10 +511,16 @@ class LogReader {
     comm_index_ = std::move(index);
   }
 
+  // "split #2 of commId 0x2c45... color 7": the split's number on its parent (NCCL's splitCount, the middle of
+  // the id "split:<parent>/<splitCount>/<color>") tells apart two splits of one parent with one color.
   std::string label(const Communicator& c) const {
     if (c.id.starts_with("commid:")) return "commId 0x" + c.id.substr(7);
-    return "split of " + (c.parent.starts_with("commid:") ? "commId 0x" + c.parent.substr(7) : c.parent) + " color " +
-           std::to_string(c.split_color.value_or(0));
+    std::string number;
+    if (const size_t last = c.id.rfind('/'); last != std::string::npos && last > 0)
+      if (const size_t before = c.id.rfind('/', last - 1); before != std::string::npos)
+        number = "#" + c.id.substr(before + 1, last - before - 1) + " ";
+    return "split " + number + "of " + (c.parent.starts_with("commid:") ? "commId 0x" + c.parent.substr(7) : c.parent) +
+           " color " + std::to_string(c.split_color.value_or(0));
   }
 
   // Each process's program (same-opCount runs wrapped in groups, roots and peers made world ranks), then the

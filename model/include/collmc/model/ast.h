@@ -112,6 +112,19 @@ struct Observed {
   SourceLoc loc;
 };
 
+// `history COMM [device=N] [host=N] [connected]` (LANGUAGE.md, "What an imported comm has behind it"): COMM
+// starts (from the moment it is created) as after N device slots and N host slots that every member issued and
+// completed, with its connections set up when `connected`: the state the calls an import left out leave behind,
+// so that the calls kept carry the slot numbers of the whole run.
+struct CommHistory {
+  std::string comm;
+  SourceLoc loc;
+  SourceLoc comm_loc;
+  uint32_t host = 0;
+  uint32_t device = 0;
+  bool connected = false;
+};
+
 struct Scenario {
   std::shared_ptr<const SourceFile> source;
   int ranks = 0;
@@ -124,6 +137,7 @@ struct Scenario {
   std::optional<SourceLoc> nccl_version_loc;  // where `set nccl_version` was given
   std::vector<CommDecl> comms;
   std::vector<ProcessDecl> processes;
+  std::vector<CommHistory> histories;
   std::vector<RankBody> bodies;
 };
 

@@ -59,6 +59,11 @@ struct CommInstance {
   // the order the parent's first member grows them): the grow_id it needs is the parent's k-th.
   int grown_from = -1;
   int grow_index = -1;
+  // `history` (ast.h CommHistory): the host and device slots every member completed before the scenario's
+  // first call on it, and whether its connections are set up; the checker's initial state holds them.
+  uint32_t start_host = 0;
+  uint32_t start_device = 0;
+  bool start_connected = false;
   SourceLoc loc;
 
   bool has_member(int rank) const;

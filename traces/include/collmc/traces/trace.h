@@ -57,6 +57,10 @@ struct Communicator {
   bool host_blocking = false;
   // Collectives every member completed that the import left out before the first kept one (trim_history).
   uint64_t dropped_collectives = 0;
+  // One of them ran with a regular kernel: the comm is connected (warm) when the kept calls start. The
+  // scenario says both as `history NAME device=N connected` (LANGUAGE.md), so that the kept calls take the
+  // device slots they took in the run and a destroy waits as it did.
+  bool history_connected = false;
 };
 
 // What a call was, in the terms of the scenario language (LANGUAGE.md statements): one kind per row of
@@ -187,6 +191,9 @@ struct EmitOptions {
 // comments saying where each rank stopped and what was partial. Calls after the point a rank stopped
 // are still emitted so the check can find the hang. Never throws for a well-formed Trace.
 std::string emit_scenario(const Trace& trace, const EmitOptions& options = {});
+
+// The name the emitted scenario gives a trace's buffer ("buf" for none).
+std::string scenario_buffer_name(const std::string& buffer);
 
 // The name each declared communicator gets in the emitted scenario, by Communicator::id (a comm with no
 // known member is not declared and not in the map).
