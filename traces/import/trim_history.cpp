@@ -104,6 +104,7 @@ TrimPlan plan_trim(const TrimInput& in) {
     changed = false;
     for (size_t r = 0; r < in.ranks.size(); ++r) {
       bool before_open = true;
+      bool collective_since_drain = false;  // a collective, kept or left out, not yet drained by a device sync
       undrained.clear();
       for (size_t i = 0; i < in.ranks[r].size(); ++i) {
         const TrimItem& it = in.ranks[r][i];
@@ -113,12 +114,18 @@ TrimPlan plan_trim(const TrimInput& in) {
           changed = true;
           continue;
         }
+        if (it.collective) collective_since_drain = true;
         if (left_out) {
           if (std::none_of(undrained.begin(), undrained.end(), [&](const auto& u) { return u.first == it.comm; }))
             undrained.emplace_back(it.comm, position[r][i]);
           continue;
         }
         if (open(it, position[r][i])) before_open = false;
+        // A free, deregister or abort while a collective may still run: the model may find a violation there,
+        // or (an abort waits for an idle GPU, whose ops other members' aborts may have stopped) never return,
+        // in some schedule; nothing after it is left out.
+        if (it.reads_pending && collective_since_drain) before_open = false;
+        if (it.drains) collective_since_drain = false;
         if (it.reads_pending)
           for (const auto& [comm, pos] : undrained)
             if (pos < plan.cut[comm]) {
