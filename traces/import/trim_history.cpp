@@ -193,12 +193,16 @@ uint32_t created_by(const Call& call, const std::map<std::string, uint32_t>& com
   return it == comm_index.end() ? UINT32_MAX : it->second;
 }
 
-// A comm the trace creates (not one that exists from the start) is left whole where a member's trace holds
-// no call the scenario creates it with (a shrink, which the language cannot write yet): the model then
-// finds its collectives on a comm never created, in the full history as it must in the trimmed one.
+// Comms left whole. A comm the trace creates (not one that exists from the start) is left whole where a member's trace
+// holds no call the scenario creates it with (a shrink, which the language cannot write yet): the model then finds its
+// collectives on a comm never created, in the full history as it must in the trimmed one.
 void leave_whole_uncreated(const std::vector<Communicator>& comms, const std::vector<std::vector<uint32_t>>& created,
                            TrimInput& in) {
   for (size_t c = 0; c < comms.size(); ++c) {
+    // A host-blocking comm (an mpi comm in an nccl scenario: the torch shim's gloo groups) counts its
+    // collectives among its host slots, with its other host-blocking calls: `history host=N` would number
+    // the kept ones among them otherwise than the run. Left whole.
+    if (comms[c].host_blocking) in.untrimmable[c] = true;
     if (comms[c].origin == CommOrigin::Preexisting || in.untrimmable[c]) continue;
     for (uint32_t m : in.members[c])
       if (std::find(created[m].begin(), created[m].end(), static_cast<uint32_t>(c)) == created[m].end())
