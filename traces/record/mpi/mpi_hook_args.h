@@ -471,4 +471,19 @@ inline void rma_args(JsonLine& l, MPI_Win win, const void* origin, int origin_co
   l.i64("target_disp", target_disp).i64("target_bytes", span_bytes(target_count, target_type));
 }
 
+// A datatype constructor: the new type and its flattened signature on return.
+inline int type_made(const char* name, MPI_Datatype* newtype, auto&& call) {
+  return recorded(name, no_args, call, [&](JsonLine& l, int r) {
+    const MPI_Datatype t = (r == MPI_SUCCESS && newtype != nullptr) ? *newtype : MPI_DATATYPE_NULL;
+    handle(l, "newtype", t);
+    if (t != MPI_DATATYPE_NULL) dtype(l, "dtype", t, "dtype_sig");
+  });
+}
+
+// A neighbourhood collective (MPI 4.1 sec. 8.6).
+inline int neighbor(const char* name, MPI_Comm comm, auto&& call) {
+  return recorded(
+      name, [&](JsonLine& l) { handle(l, "comm", comm).i64("count", -1); }, call, no_out);
+}
+
 }  // namespace collmc::recorder::mpi_hooks

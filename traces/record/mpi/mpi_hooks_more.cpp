@@ -177,13 +177,6 @@ int MPI_Buffer_detach(void* buffer, int* size) {
 }
 
 // ---- issue 32: datatypes: constructors (with the new type's flattened signature), commit, free ----------
-int type_made(const char* name, MPI_Datatype* newtype, auto&& call) {
-  return recorded(name, no_args, call, [&](JsonLine& l, int r) {
-    const MPI_Datatype t = (r == MPI_SUCCESS && newtype != nullptr) ? *newtype : MPI_DATATYPE_NULL;
-    handle(l, "newtype", t);
-    if (t != MPI_DATATYPE_NULL) dtype(l, "dtype", t, "dtype_sig");
-  });
-}
 int MPI_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype* t) {
   return type_made("MPI_Type_contiguous", t, [&] { return PMPI_Type_contiguous(count, old, t); });
 }
@@ -368,10 +361,6 @@ int MPI_Ialltoallw(const void* s, const int scounts[], const int sdispls[], cons
       [&](JsonLine& l, int) { handle(l, "req", req != nullptr ? *req : MPI_REQUEST_NULL); });
 }
 // Neighbourhood collectives (MPI 4.1 sec. 8.6): every member of the topology communicator calls them.
-int neighbor(const char* name, MPI_Comm comm, auto&& call) {
-  return recorded(
-      name, [&](JsonLine& l) { handle(l, "comm", comm).i64("count", -1); }, call, no_out);
-}
 int MPI_Neighbor_allgather(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype,
                            MPI_Comm comm) {
   return neighbor("MPI_Neighbor_allgather", comm,
