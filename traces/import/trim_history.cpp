@@ -345,7 +345,7 @@ std::string trim_summary(const std::vector<std::string>& labels, const TrimPlan&
       example = labels[c];
     }
   }
-  const std::string pending =
+  std::string pending =
       plan.held_for_pending == 0
           ? ""
           : "kept more on " + std::to_string(plan.held_for_pending) + " communicator" +
