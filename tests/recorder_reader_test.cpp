@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collmc/traces/recorder_reader.h"
+#include "collmc/traces/torch_shim_reader.h"
 #include "test_support.h"
 
 namespace {
@@ -321,11 +322,13 @@ std::string read_file_text(const fs::path& path) {
   return ss.str();
 }
 
-// Every recorder trace kept in the tree: the fixtures' .jsonl files, by directory.
+// Every recorder trace kept in the tree: the fixtures' .jsonl files, by directory. The torch shim's files beside
+// them are another format with its own reader (and its own tests).
 std::vector<std::vector<std::pair<std::string, std::string>>> fixture_traces() {
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> by_dir;
   for (const auto& e : fs::recursive_directory_iterator(fs::path(collmc::testing::source_dir()) / "tests/fixtures"))
-    if (e.is_regular_file() && e.path().extension() == ".jsonl")
+    if (e.is_regular_file() && e.path().extension() == ".jsonl" &&
+        !collmc::traces::is_torch_shim_file(e.path().string()))
       by_dir[e.path().parent_path().string()].emplace_back(e.path().string(), read_file_text(e.path()));
   std::vector<std::vector<std::pair<std::string, std::string>>> out;
   for (auto& [dir, files] : by_dir) {
