@@ -273,16 +273,140 @@ WaitForGraph build_wait_for_graph(const Semantics& semantics, const State& stuck
     }
     g.explanations.push_back(text);
     g.cycles.push_back(cycle);
+    g.cycle_edges.push_back(cycle_edges);
   }
   // Waits on ranks that exited: the cause when there is no cycle.
-  for (const auto& e : g.edges) {
+  for (size_t i = 0; i < g.edges.size(); ++i) {
+    const auto& e = g.edges[i];
     const auto& to = g.nodes[static_cast<size_t>(e.to)];
     if (to.kind != WaitNode::Kind::Exited) continue;
     const auto& from = g.nodes[static_cast<size_t>(e.from)];
+    g.causes.push_back(static_cast<int>(i));
     g.explanations.push_back(who(w, from) + " " + what(w, from) + " (" + e.label + ") for " + who(w, to) +
                              ", which never reached that call (its calls end before it)");
   }
+  fold_by_shape(w, g);
   return g;
+}
+
+namespace {
+
+// `text` with every occurrence of `name` replaced by a mark: a comm instance's name in a label or a
+// call ("host slot 0 of dp{0,8}") says which instance, and instances are what a renaming changes.
+std::string without_name(std::string text, const std::string& name) {
+  if (name.empty()) return text;
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1))
+    text.replace(at, name.size(), "\x01");
+  return text;
+}
+
+// What a node and the edge leaving it say, without their rank and comm instance: the part of a hop a
+// renaming keeps. Fields are joined by \x02, hops by \x03.
+std::string hop_token(const model::World& w, const WaitNode& n, const WaitEdge& e) {
+  const std::string comm_name = e.comm >= 0 ? w.comms[static_cast<size_t>(e.comm)].name : std::string();
+  std::string t = std::to_string(static_cast<int>(n.kind)) + "\x02";
+  if (n.kind == WaitNode::Kind::HostThread)
+    t += w.programs[static_cast<size_t>(n.rank)].threads[static_cast<size_t>(n.thread)].name;
+  if (n.kind == WaitNode::Kind::StreamHead) t += w.streams[static_cast<size_t>(n.stream)];
+  t += "\x02";
+  if (n.call >= 0) {
+    const auto& c = w.calls[static_cast<size_t>(n.call)];
+    t += std::to_string(static_cast<int>(c.kind)) + "\x02" + without_name(c.text, comm_name);
+  }
+  t += "\x02" + (e.comm >= 0 ? w.comms[static_cast<size_t>(e.comm)].decl_name : std::string()) + "\x02" +
+       std::to_string(e.slot) + "\x02" + without_name(e.label, comm_name);
+  return t;
+}
+
+// The key of a cycle read from its node `start`: every hop's token with its rank and comm replaced by
+// the index of their first appearance, so that two keys are equal exactly when a renaming of ranks and
+// comms (one to one) maps one cycle, so rotated, onto the other.
+std::string cycle_key(const WaitForGraph& g, const std::vector<std::string>& tokens, const std::vector<int>& cycle,
+                      const std::vector<int>& edges, size_t start) {
+  std::map<int, int> rank_index, comm_index;
+  std::string key;
+  const size_t k = cycle.size();
+  for (size_t j = 0; j < k; ++j) {
+    const size_t i = (start + j) % k;
+    const auto& n = g.nodes[static_cast<size_t>(cycle[i])];
+    const auto& e = g.edges[static_cast<size_t>(edges[i])];
+    const int r = rank_index.emplace(n.rank, static_cast<int>(rank_index.size())).first->second;
+    const int c = e.comm < 0 ? -1 : comm_index.emplace(e.comm, static_cast<int>(comm_index.size())).first->second;
+    key += tokens[i] + "\x02" + std::to_string(r) + "\x02" + std::to_string(c) + "\x03";
+  }
+  return key;
+}
+
+// Groups items by key, in the order of their first member.
+void group_by_key(const std::vector<std::string>& keys, const std::vector<int>& offsets,
+                  const std::vector<int>& lead_ranks, std::vector<Shape>& shapes) {
+  std::map<std::string, size_t> shape_of;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    auto [it, fresh] = shape_of.emplace(keys[i], shapes.size());
+    if (fresh) shapes.emplace_back();
+    auto& shape = shapes[it->second];
+    shape.members.push_back(static_cast<int>(i));
+    shape.offsets.push_back(offsets[i]);
+    shape.lead_ranks.push_back(lead_ranks[i]);
+  }
+}
+
+}  // namespace
+
+void fold_by_shape(const model::World& w, WaitForGraph& g) {
+  g.cycle_shapes.clear();
+  g.cause_shapes.clear();
+  // A cycle's key is its least rotation's, so that where a cycle was entered does not matter; a cycle
+  // too long to rotate cheaply is keyed as read (it may then fail to fold with its like: never the
+  // other way round).
+  constexpr size_t kMaxRotated = 256;
+  std::vector<std::string> keys;
+  std::vector<int> starts, leads;
+  for (size_t c = 0; c < g.cycles.size(); ++c) {
+    const auto& cycle = g.cycles[c];
+    const auto& edges = g.cycle_edges[c];
+    std::vector<std::string> tokens;
+    for (size_t i = 0; i < cycle.size(); ++i)
+      tokens.push_back(
+          hop_token(w, g.nodes[static_cast<size_t>(cycle[i])], g.edges[static_cast<size_t>(edges[i])]));
+    std::string best = cycle_key(g, tokens, cycle, edges, 0);
+    size_t best_start = 0;
+    for (size_t start = 1; start < cycle.size() && cycle.size() <= kMaxRotated; ++start)
+      if (std::string key = cycle_key(g, tokens, cycle, edges, start); key < best) {
+        best = std::move(key);
+        best_start = start;
+      }
+    keys.push_back(std::move(best));
+    starts.push_back(static_cast<int>(best_start));
+    leads.push_back(0);
+  }
+  group_by_key(keys, starts, leads, g.cycle_shapes);
+  // Offsets relative to the representative: its first node sits at (k - start_rep) of the least
+  // rotation, which in a member is node (start_member + k - start_rep) % k.
+  for (auto& shape : g.cycle_shapes) {
+    const auto& rep = g.cycles[static_cast<size_t>(shape.members.front())];
+    const int k = static_cast<int>(rep.size());
+    const int rep_start = shape.offsets.front();
+    for (size_t m = 0; m < shape.members.size(); ++m) {
+      const auto& cycle = g.cycles[static_cast<size_t>(shape.members[m])];
+      shape.offsets[m] = (shape.offsets[m] + k - rep_start) % k;
+      shape.lead_ranks[m] = g.nodes[static_cast<size_t>(cycle[static_cast<size_t>(shape.offsets[m])])].rank;
+    }
+  }
+  keys.clear();
+  starts.clear();
+  leads.clear();
+  for (int e : g.causes) {
+    const auto& edge = g.edges[static_cast<size_t>(e)];
+    const auto& from = g.nodes[static_cast<size_t>(edge.from)];
+    const auto& to = g.nodes[static_cast<size_t>(edge.to)];
+    // The rank waited for is renamed too, and differs from the waiting one.
+    keys.push_back(hop_token(w, from, edge) + "\x03" + std::to_string(static_cast<int>(to.kind)) +
+                   (to.rank == from.rank ? "\x02same" : "\x02other"));
+    starts.push_back(0);
+    leads.push_back(from.rank);
+  }
+  group_by_key(keys, starts, leads, g.cause_shapes);
 }
 
 }  // namespace collmc::checker

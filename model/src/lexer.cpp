@@ -1,6 +1,7 @@
 #include "lexer.h"
 
 #include <cctype>
+#include <cstdio>
 #include <limits>
 
 namespace collmc::model {
@@ -45,15 +46,38 @@ const char* token_kind_name(TokKind kind) {
   return "?";
 }
 
+namespace {
+
+// A token's text as a message quotes it: at most 40 bytes ("..." past them), control bytes and bytes
+// above ASCII as \xNN, so that a 1 MB word or a binary file gives a message of one short line.
+std::string quoted_text(const std::string& text) {
+  constexpr size_t kShown = 40;
+  std::string out;
+  for (size_t i = 0; i < text.size() && i < kShown; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c >= 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (text.size() > kShown) out += "...";
+  return out;
+}
+
+}  // namespace
+
 std::string describe(const Token& tok) {
   switch (tok.kind) {
     case TokKind::Newline:
     case TokKind::End:
       return token_kind_name(tok.kind);
     case TokKind::String:
-      return "\"" + tok.text + "\"";
+      return "\"" + quoted_text(tok.text) + "\"";
     default:
-      return "'" + tok.text + "'";
+      return "'" + quoted_text(tok.text) + "'";
   }
 }
 

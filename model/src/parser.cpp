@@ -30,7 +30,7 @@ namespace {
 
 // Guards against hostile nesting depth: the parser is recursive over blocks.
 constexpr int kMaxNesting = 200;
-constexpr int kMaxRanks = 1 << 16;
+constexpr int kMaxRanks = kMaxWorldRanks;
 
 class Parser {
  public:
@@ -46,6 +46,8 @@ class Parser {
       } catch (const InputError& e) {
         record(e);
         skip_rest_of_statement(true);
+      } catch (const AfterBadWorld&) {
+        skip_rest_of_statement(true);  // already said: the world size was refused
       } catch (const UnclosedBlock&) {
         // Recorded where it was found; the top-level form that ended it is read next.
       }
@@ -62,6 +64,15 @@ class Parser {
   // A block left open: a top-level form (or the end of the file) where a statement or its '}' should
   // be. Recorded as an error pointing at the '{', then the parse resumes at the top level.
   struct UnclosedBlock {};
+  // A statement that needs the world size after `ranks N` was refused: the one error already says what
+  // is wrong, and every comm and rank body after it would only repeat it ("'comm' before 'ranks N'").
+  struct AfterBadWorld {};
+  bool world_refused_ = false;
+  void needs_world(const Token& t, const std::string& msg) const {
+    if (sc_.ranks != 0) return;
+    if (world_refused_) throw AfterBadWorld{};
+    fail_msg(t, msg);
+  }
 
   // Errors are collected, so that one run reports every error of a file that the parser can get past
   // by skipping to the end of the statement (as rustc and clang do); at most this many.
@@ -154,8 +165,7 @@ class Parser {
   }
 
   void check_rank(const Token& t, int64_t v) const {
-    if (sc_.ranks == 0)
-      fail_msg(t, "rank " + std::to_string(v) + " named before 'ranks N': declare the world size first");
+    needs_world(t, "rank " + std::to_string(v) + " named before 'ranks N': declare the world size first");
     if (v < 0 || v >= sc_.ranks)
       fail_msg(t, "rank " + std::to_string(v) + " is outside the world: expected 0.." + std::to_string(sc_.ranks - 1));
   }
@@ -199,9 +209,11 @@ class Parser {
     const Token& kw = advance();
     if (sc_.ranks != 0) fail_msg(kw, "'ranks' declared twice");
     const Token& n = peek();
+    world_refused_ = true;  // until the size is read and taken
     int64_t v = integer("the number of ranks");
     if (v < 1 || v > kMaxRanks)
       fail_msg(n, "world size " + std::to_string(v) + " out of range: expected 1.." + std::to_string(kMaxRanks));
+    world_refused_ = false;
     sc_.ranks = static_cast<int>(v);
     sc_.ranks_loc = loc_of(kw);
     end_of_statement();
@@ -370,7 +382,7 @@ class Parser {
       if (p.name == decl.name)
         fail_msg(name_tok, "process '" + decl.name + "' declared twice (first at " + p.loc.str() + ")");
     expect(TokKind::Equals, "'='");
-    if (sc_.ranks == 0) fail_msg(name_tok, "'process' before 'ranks N': declare the world size first");
+    needs_world(name_tok, "'process' before 'ranks N': declare the world size first");
     if (!at(TokKind::LBracket) && !at_name("all")) fail_at(peek(), "a rank set ('[...]' or 'all')");
     decl.ranks = rank_set("a rank set");
     for (int r : decl.ranks.expand(sc_.ranks))
@@ -422,7 +434,7 @@ class Parser {
       if (c.name == decl.name)
         fail_msg(name_tok, "communicator '" + decl.name + "' declared twice (first at " + c.loc.str() + ")");
     expect(TokKind::Equals, "'='");
-    if (sc_.ranks == 0) fail_msg(name_tok, "'comm' before 'ranks N': declare the world size first");
+    needs_world(name_tok, "'comm' before 'ranks N': declare the world size first");
     std::set<int> seen;
     auto add_instance = [&](const RankSet& set) {
       std::vector<int> members = set.expand(sc_.ranks);
@@ -479,7 +491,7 @@ class Parser {
     const Token& kw = advance();
     RankBody body;
     body.loc = loc_of(kw);
-    if (sc_.ranks == 0) fail_msg(kw, "'rank' before 'ranks N': declare the world size first");
+    needs_world(kw, "'rank' before 'ranks N': declare the world size first");
     if (at(TokKind::Star)) {
       advance();
       body.star = true;

@@ -29,7 +29,10 @@ constexpr DtypeInfo kDtypes[] = {
 constexpr const char* kRedops[] = {"sum", "prod", "max", "min", "avg"};
 constexpr const char* kThreadPlacement = "'thread' must stand directly inside a rank body (or a 'when' there)";
 // Limits on the unrolled program (every rank together).
+// 2^20 calls, or 32 per rank in a larger world: a generated Megatron layout has about 14 per rank, and
+// the largest world (model::kMaxWorldRanks) then stays under 2^23 calls.
 constexpr uint64_t kMaxCalls = 1ull << 20;
+constexpr uint64_t kMaxCallsPerRank = 32;
 constexpr uint64_t kMaxIterations = 1ull << 24;
 
 bool is_open_dtype(const std::string& d) { return d == "any" || (d.rfind("mpi_", 0) == 0 && d.size() > 4); }
@@ -345,8 +348,9 @@ class Resolver {
   // Bounds the unrolled program: nested `repeat`s (each within the parser's limit) or a large world
   // could otherwise multiply into more calls than fit in memory, or loop for hours.
   void spend_call(const SourceLoc& loc) {
-    if (++calls_made_ > kMaxCalls)
-      throw InputError(loc, "scenario too large: more than " + std::to_string(kMaxCalls) +
+    const uint64_t limit = std::max(kMaxCalls, kMaxCallsPerRank * static_cast<uint64_t>(std::max(sc_.ranks, 0)));
+    if (++calls_made_ > limit)
+      throw InputError(loc, "scenario too large: more than " + std::to_string(limit) +
                                 " calls over all ranks after unrolling 'repeat': expected a smaller scenario");
   }
   void spend_iteration(const SourceLoc& loc) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -33,17 +34,75 @@ std::string SourceLoc::str() const { return file_name() + ":" + std::to_string(l
 
 namespace {
 
-// "FILE:L:C: LEVEL: message", then the source line and a caret under the column.
+// The length of the UTF-8 sequence starting at `at` when it is a whole, valid one; 0 otherwise.
+size_t utf8_length(const std::string& text, size_t at) {
+  const auto c = static_cast<unsigned char>(text[at]);
+  const size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+  if (n == 0 || at + n > text.size()) return 0;
+  for (size_t i = 1; i < n; ++i)
+    if ((static_cast<unsigned char>(text[at + i]) & 0xC0) != 0x80) return 0;
+  return n;
+}
+
+// A source line as a diagnostic shows it, as clang does: at most kExcerpt bytes around the column
+// ("..." where it is cut), control bytes and bytes that are not UTF-8 written as <XX>, so that a
+// 1 MB line or a binary file gives a line a terminal can show. `caret` is the excerpt's column
+// (in characters shown) of the byte at `column`.
+constexpr size_t kExcerpt = 100;
+
+std::string excerpt(const std::string& text, int column, size_t& caret) {
+  const size_t at = column > 0 ? static_cast<size_t>(column) - 1 : 0;
+  size_t begin = 0;
+  size_t end = text.size();
+  if (text.size() > kExcerpt) {
+    begin = at > kExcerpt / 2 ? at - kExcerpt / 2 : 0;
+    end = std::min(text.size(), begin + kExcerpt);
+    if (end - begin < kExcerpt) begin = end > kExcerpt ? end - kExcerpt : 0;
+    // Start at a character, not inside a UTF-8 sequence.
+    while (begin > 0 && begin < text.size() && (static_cast<unsigned char>(text[begin]) & 0xC0) == 0x80) --begin;
+  }
+  std::string shown = begin > 0 ? "..." : "";
+  caret = shown.size();
+  for (size_t i = begin; i < end;) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::string piece;
+    size_t n = 1;
+    if (c == '\t' || (c >= 0x20 && c < 0x7F)) {
+      piece = std::string(1, static_cast<char>(c));
+    } else if (const size_t len = c >= 0x80 ? utf8_length(text, i) : 0; len > 0) {
+      piece = text.substr(i, len);
+      n = len;
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "<%02X>", c);
+      piece = hex;
+    }
+    if (i + n <= at) caret += n > 1 ? 1 : piece.size();  // a UTF-8 character is one column, <XX> four
+    shown += piece;
+    i += n;
+  }
+  if (end < text.size()) shown += "...";
+  return shown;
+}
+
+// "FILE:L:C: LEVEL: message", then the source line (an excerpt) and a caret under the column.
 void format_located(std::ostream& out, const SourceLoc& loc, const char* level, const std::string& message) {
   if (loc.line > 0)
     out << loc.str() << ": " << level << ": " << message;
   else
     out << loc.file_name() << ": " << level << ": " << message;
   if (loc.file && loc.line > 0) {
-    std::string text = loc.file->line_text(loc.line);
+    size_t caret = 0;
+    const std::string text = excerpt(loc.file->line_text(loc.line), loc.column, caret);
     out << "\n  " << text << "\n  ";
-    for (int i = 1; i < loc.column && static_cast<size_t>(i) <= text.size(); ++i)
-      out << (text[static_cast<size_t>(i) - 1] == '\t' ? '\t' : ' ');
+    // Tabs are kept under tabs, so the caret lines up in a terminal.
+    size_t col = 0;
+    for (size_t i = 0; i < text.size() && col < caret; ++i) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      if ((c & 0xC0) == 0x80) continue;  // a UTF-8 continuation byte: one column with its lead byte
+      out << (c == '\t' ? '\t' : ' ');
+      ++col;
+    }
     out << '^';
   }
 }

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "collmc/report/check_report.h"
+#include "folding.h"
 
 namespace collmc::report {
 
@@ -83,12 +84,18 @@ nlohmann::ordered_json wait_for_json(const WaitForGraph& g) {
     if (e.slot >= 0) je["slot"] = e.slot;
     edges.push_back(je);
   }
-  return json{{"nodes", nodes}, {"edges", edges}, {"cycles", g.cycles}, {"explanations", g.explanations}};
-}
-
-// "1 step", "2 steps".
-std::string count_of(size_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
+  auto shapes = [](const std::vector<checker::Shape>& list) {
+    json out = json::array();
+    for (const auto& s : list) out.push_back({{"members", s.members}, {"offsets", s.offsets}, {"lead_ranks", s.lead_ranks}});
+    return out;
+  };
+  return json{{"nodes", nodes},
+              {"edges", edges},
+              {"cycles", g.cycles},
+              {"explanations", g.explanations},
+              {"causes", g.causes},
+              {"cycle_shapes", shapes(g.cycle_shapes)},
+              {"cause_shapes", shapes(g.cause_shapes)}};
 }
 
 // Where a rank stands, without its rank: "main: in `register A wa` (f.cmc:3): waits for ...".
@@ -102,42 +109,66 @@ std::string stands_text(const model::World& w, const checker::BlockedCall& b) {
   return text + b.reason;
 }
 
-// Up to this many ranks, one line each; above, ranks in the same place (same thread or stream, same
-// call) share a line, and the ranks on a cycle still come one by one.
+// Up to this many ranks, one line each; above, ranks in the same role share a line: the ranks on a
+// shape's representative cycle come one by one, each with the ranks in its place on the cycles like
+// it, and the other ranks share a line by where they stand (same thread or stream, same call).
 constexpr size_t kFoldAbove = 16;
+// A rank set on a line of the text report is cut past this many characters (with the count left out).
+constexpr size_t kRanksChars = 100;
+// Shapes (of cycles, of causes) explained one by one; the rest are counted.
+constexpr size_t kShapesShown = 8;
+
+// The `where` of a rank's line: what it is in, for folding.
+std::string place_of(const model::World& w, const checker::BlockedCall& b) {
+  std::string place =
+      b.stream >= 0 ? "stream " + w.streams[static_cast<size_t>(b.stream)] : thread_name(w, b.rank, b.thread);
+  if (b.finished) return place + ": finished";
+  if (b.call >= 0) return place + ": in `" + w.calls[static_cast<size_t>(b.call)].text + "`";
+  return place + ": " + b.reason;
+}
 
 void stands_section(std::ostringstream& out, const CheckResult& r) {
   const model::World& w = *r.world;
-  std::set<std::tuple<int, int, int>> on_cycle;
-  for (const auto& n : r.wait_for.nodes)
-    if (n.on_cycle) on_cycle.emplace(n.rank, n.thread, n.stream);
   if (r.blocked.size() <= kFoldAbove) {
     out << "where each rank stands:\n";
     for (const auto& b : r.blocked) out << "  rank " << b.rank << " " << stands_text(w, b) << "\n";
     return;
   }
-  std::vector<const checker::BlockedCall*> cycle;
+  const auto roles = cycle_roles(r.wait_for);
+  // Representatives' lines, keyed by (shape, hop); the ranks in the same role on the other cycles.
+  std::map<std::pair<int, int>, const checker::BlockedCall*> leads;
+  std::map<std::pair<int, int>, std::vector<int>> same_role;
   std::map<std::string, std::vector<const checker::BlockedCall*>> others;  // place -> its ranks, in order
   std::vector<std::string> order;
   for (const auto& b : r.blocked) {
-    if (on_cycle.count({b.rank, b.stream >= 0 ? -1 : b.thread, b.stream})) {
-      cycle.push_back(&b);
+    if (auto it = roles.find({b.rank, b.stream >= 0 ? -1 : b.thread, b.stream}); it != roles.end()) {
+      const auto key = std::make_pair(it->second.shape, it->second.hop);
+      if (it->second.lead)
+        leads[key] = &b;
+      else
+        same_role[key].push_back(b.rank);
       continue;
     }
-    std::string place =
-        b.stream >= 0 ? "stream " + w.streams[static_cast<size_t>(b.stream)] : thread_name(w, b.rank, b.thread);
-    if (b.finished)
-      place += ": finished";
-    else if (b.call >= 0)
-      place += ": in `" + w.calls[static_cast<size_t>(b.call)].text + "`";
-    else
-      place += ": " + b.reason;
+    const std::string place = place_of(w, b);
     auto [it, fresh] = others.try_emplace(place);
     if (fresh) order.push_back(place);
     it->second.push_back(&b);
   }
-  out << "where each rank stands (the ranks on the cycle first; ranks in the same place share a line):\n";
-  for (const auto* b : cycle) out << "  rank " << b->rank << " (on the cycle) " << stands_text(w, *b) << "\n";
+  out << "where each rank stands (the ranks on the cycle first; ranks in the same role share a line):\n";
+  size_t shapes_left = 0;
+  for (const auto& [key, b] : leads) {
+    if (static_cast<size_t>(key.first) >= kShapesShown) {
+      ++shapes_left;
+      continue;
+    }
+    out << "  rank " << b->rank << " (on the cycle) " << stands_text(w, *b) << "\n";
+    if (auto it = same_role.find(key); it != same_role.end())
+      out << "      the same for " << count_of(it->second.size(), "rank", "ranks") << " "
+          << ranks_text(it->second, ",", kRanksChars) << ", in its place on the cycles like it\n";
+  }
+  if (shapes_left > 0)
+    out << "  (the ranks of " << count_of(r.wait_for.cycle_shapes.size() - kShapesShown, "more cycle shape", "more cycle shapes")
+        << " left out: --json lists every rank)\n";
   for (const auto& place : order) {
     const auto& group = others[place];
     if (group.size() == 1) {
@@ -146,15 +177,103 @@ void stands_section(std::ostringstream& out, const CheckResult& r) {
     }
     std::vector<int> ranks;
     for (const auto* b : group) ranks.push_back(b->rank);
-    std::sort(ranks.begin(), ranks.end());
-    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
     const auto* first = group.front();
-    out << "  " << count_of(ranks.size(), "rank", "ranks") << " " << model::rank_ranges_text(ranks, ",") << " "
+    out << "  " << count_of(group.size(), "rank", "ranks") << " " << ranks_text(ranks, ",", kRanksChars) << " "
         << place;
     if (first->call >= 0 && !first->finished)
       out << " (" << loc_short(w.calls[static_cast<size_t>(first->call)].loc) << ")";
     out << "\n";
     if (!first->finished) out << "      e.g. rank " << first->rank << ": " << first->reason << "\n";
+  }
+}
+
+// The cycles (or, without one, the causes) folded by shape: each shape's representative explained,
+// then how many are like it and who stands in for its first rank.
+void findings_section(std::ostringstream& out, const CheckResult& r) {
+  const auto& g = r.wait_for;
+  if (g.explanations.empty()) return;
+  const bool cycles = !g.cycles.empty();
+  const auto& shapes = cycles ? g.cycle_shapes : g.cause_shapes;
+  const size_t total = cycles ? g.cycles.size() : g.causes.size();
+  const size_t offset = cycles ? 0 : g.cycles.size();  // the causes' explanations follow the cycles'
+  if (!cycles)
+    out << "cause:\n";
+  else if (total == 1)
+    out << "wait-for cycle:\n";
+  else if (shapes.size() == total)
+    out << "wait-for cycles:\n";
+  else
+    out << "wait-for cycles (" << total << ", of " << count_of(shapes.size(), "shape", "shapes")
+        << "; one of each shown):\n";
+  for (size_t s = 0; s < shapes.size() && s < kShapesShown; ++s) {
+    const auto& shape = shapes[s];
+    out << "  " << g.explanations[offset + static_cast<size_t>(shape.members.front())] << "\n";
+    if (shape.members.size() > 1) out << "    " << like_it_text(shape, kRanksChars) << "\n";
+  }
+  if (shapes.size() > kShapesShown) {
+    size_t left = 0;
+    for (size_t s = kShapesShown; s < shapes.size(); ++s) left += shapes[s].members.size();
+    out << "  and " << count_of(shapes.size() - kShapesShown, "more shape", "more shapes") << " ("
+        << count_of(left, cycles ? "cycle" : "cause", cycles ? "cycles" : "causes")
+        << "): --json lists every one\n";
+  }
+  // Causes besides cycles (a knot that also waits on a rank that ended) are counted, not listed.
+  if (cycles && !g.causes.empty())
+    out << "  (and " << count_of(g.causes.size(), "wait", "waits")
+        << " on ranks whose calls ended: --json lists them)\n";
+}
+
+// A schedule of up to this many steps is printed whole; a longer one shows the steps that matter (the
+// ranks of the first cycle, or of the first cause: their own steps and the completions they took part
+// in), the last kMatteringSteps of them, and says how many it left out.
+constexpr size_t kWholeSchedule = 60;
+constexpr size_t kMatteringSteps = 40;
+
+void schedule_section(std::ostringstream& out, const CheckResult& r, bool verbose) {
+  const model::World& w = *r.world;
+  std::vector<size_t> shown;
+  for (size_t i = 0; i < r.schedule.size(); ++i)
+    if (verbose || r.schedule[i].kind != StepKind::Choose) shown.push_back(i);
+  const size_t visible = shown.size();
+  std::string which;
+  if (shown.size() > kWholeSchedule) {
+    const std::vector<int> ranks = focus_ranks(r.wait_for);
+    std::vector<size_t> mattering;
+    if (!ranks.empty()) {
+      for (size_t i : steps_that_matter(r, ranks, 0))
+        if (verbose || r.schedule[i].kind != StepKind::Choose) mattering.push_back(i);
+    } else {
+      mattering = shown;  // no cycle or cause to follow: the end of the schedule
+    }
+    const size_t of_focus = mattering.size();
+    if (mattering.size() > kMatteringSteps)
+      mattering.erase(mattering.begin(), mattering.end() - static_cast<std::ptrdiff_t>(kMatteringSteps));
+    which = "; shown: " +
+            (of_focus == mattering.size() ? "the " + count_of(of_focus, "step", "steps")
+                                          : "the last " + std::to_string(mattering.size()) + " of the " +
+                                                count_of(of_focus, "step", "steps")) +
+            (ranks.empty() ? std::string(" at the end")
+                           : std::string(" of ") + (ranks.size() == 1 ? "rank " : "ranks ") +
+                                 ranks_text(ranks, ",", kRanksChars) +
+                                 (r.wait_for.first_cycle() ? " (the first cycle)" : " (the first cause)")) +
+            "; " + std::to_string(visible - mattering.size()) + " left out (--json and --html have every step)";
+    shown = std::move(mattering);
+  }
+  out << "schedule (" << count_of(r.schedule.size(), "step", "steps")
+      << (visible != r.schedule.size() ? ", choices hidden" : "") << which << "):\n";
+  for (size_t i : shown) {
+    const auto& s = r.schedule[i];
+    char num[16];
+    std::snprintf(num, sizeof num, "%4zu  ", i + 1);
+    out << num;
+    if (s.kind == StepKind::Issue) {
+      const auto& c = w.calls[static_cast<size_t>(s.calls.front())];
+      std::string who = "rank " + std::to_string(s.rank) + " " + thread_name(w, s.rank, s.thread);
+      out << who << std::string(who.size() < 16 ? 16 - who.size() : 1, ' ') << c.text;
+      out << std::string(c.text.size() < 36 ? 36 - c.text.size() : 1, ' ') << loc_short(c.loc) << "\n";
+    } else {
+      out << s.text << "\n";
+    }
   }
 }
 
@@ -188,6 +307,13 @@ std::string text_report(const CheckResult& r, bool verbose) {
   for (const auto& note : w.notes) out << "note: " << note << "\n";
   if (r.verdict == model::Verdict::Inconclusive) {
     out << "the search stopped at a limit: " << r.limit << "; nothing is proven\n";
+    // Breadth-first keeps every state it has seen: past a few dozen ranks with open orders it runs out
+    // of memory long before it ends. The depth-first search finds a schedule, shrink makes it small.
+    if (r.options.shortest)
+      out << "help: breadth-first search (--shortest) keeps every state it meets, and at " << w.ranks
+          << " ranks their number is hopeless: shrink first (collmc shrink "
+          << (w.source ? w.source->path : std::string("FILE"))
+          << " -o small.cmc), then check --shortest small.cmc; or drop --shortest (depth-first finds a schedule)\n";
   }
   if (r.violation) {
     const auto& v = *r.violation;
@@ -198,36 +324,9 @@ std::string text_report(const CheckResult& r, bool verbose) {
       out << model::verdict_name(v.verdict) << ": " << v.message << "\n";
     }
   }
-  if (!r.wait_for.explanations.empty()) {
-    out << (r.wait_for.cycles.empty()       ? "cause:\n"
-            : r.wait_for.cycles.size() == 1 ? "wait-for cycle:\n"
-                                            : "wait-for cycles:\n");
-    for (const auto& e : r.wait_for.explanations) out << "  " << e << "\n";
-  }
+  findings_section(out, r);
   if (!r.blocked.empty()) stands_section(out, r);
-  if (!r.schedule.empty()) {
-    size_t shown = 0;
-    for (const auto& s : r.schedule)
-      if (verbose || s.kind != StepKind::Choose) ++shown;
-    out << "schedule (" << count_of(r.schedule.size(), "step", "steps")
-        << (shown != r.schedule.size() ? ", choices hidden" : "") << "):\n";
-    int n = 0;
-    for (const auto& s : r.schedule) {
-      ++n;
-      if (!verbose && s.kind == StepKind::Choose) continue;
-      char num[16];
-      std::snprintf(num, sizeof num, "%4d  ", n);
-      out << num;
-      if (s.kind == StepKind::Issue) {
-        const auto& c = w.calls[static_cast<size_t>(s.calls.front())];
-        std::string who = "rank " + std::to_string(s.rank) + " " + thread_name(w, s.rank, s.thread);
-        out << who << std::string(who.size() < 16 ? 16 - who.size() : 1, ' ') << c.text;
-        out << std::string(c.text.size() < 36 ? 36 - c.text.size() : 1, ' ') << loc_short(c.loc) << "\n";
-      } else {
-        out << s.text << "\n";
-      }
-    }
-  }
+  if (!r.schedule.empty()) schedule_section(out, r, verbose);
   out << "statistics: " << stats_line(r.stats) << "\n";
   return out.str();
 }
@@ -357,6 +456,32 @@ std::string json_report(const CheckResult& r) {
   j["blocked"] = blocked;
   j["wait_for_graph"] = wait_for_json(r.wait_for);
   return j.dump(2) + "\n";
+}
+
+std::string json_error_report(const std::string& file, const model::InputError& error) {
+  using json = nlohmann::ordered_json;
+  const auto& loc = error.loc();
+  json j;
+  j["format"] = "collmc-result";
+  j["version"] = 1;
+  j["scenario"] = {{"file", file}};
+  j["verdict"] = nullptr;
+  j["error"] = {{"message", error.message()},
+                {"file", loc.file ? loc.file_name() : file},
+                {"line", loc.line},
+                {"column", loc.column}};
+  // Bad input may hold bytes that are not UTF-8: replaced, not thrown on.
+  return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::string json_array(const std::vector<std::string>& results) {
+  std::string out = "[\n";
+  for (size_t i = 0; i < results.size(); ++i) {
+    std::string r = results[i];
+    while (!r.empty() && r.back() == '\n') r.pop_back();
+    out += r + (i + 1 < results.size() ? ",\n" : "\n");
+  }
+  return out + "]\n";
 }
 
 }  // namespace collmc::report

@@ -4,6 +4,8 @@
 #include "collmc/report/html_report.h"
 #include "markup.h"
 
+#include "folding.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -35,10 +37,18 @@ std::string mib(uint64_t bytes) { return fmt("%.1f", static_cast<double>(bytes) 
 
 std::string loc_short(const model::SourceLoc& loc) { return loc.file_name() + ":" + std::to_string(loc.line); }
 
-// "1 step", "2 steps".
-std::string count_of(size_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one : many);
-}
+// Rank sets in a cell are cut past this many characters (with the count left out); shapes explained
+// one by one (the rest counted).
+constexpr size_t kRanksChars = 160;
+constexpr size_t kShapesShown = 8;
+// Up to this many ranks and steps the time line has every lane and step; above, it follows the ranks
+// that matter (their last kTimelineSteps steps).
+constexpr int kWholeTimelineRanks = 64;
+constexpr size_t kWholeTimelineSteps = 512;
+constexpr size_t kTimelineSteps = 200;
+// Above this many comm instances the comms table lists each family's first kInstancesPerFamily.
+constexpr size_t kWholeCommsTable = 64;
+constexpr size_t kInstancesPerFamily = 4;
 
 const char* kStyle = R"CSS(
 :root { --red: #c62828; --green: #2e7d32; --amber: #b26a00; --orange: #d84315; --ink: #1f2328; --muted: #656d76;
@@ -155,6 +165,12 @@ summary { cursor: pointer; color: var(--muted); }
 /* wait-for graph: drawn at its own size (scroll for a large one), never shrunk to unreadable text */
 .svgwrap { overflow: auto; max-height: 85vh; border: 1px solid #eaeef2; border-radius: 6px; padding: 6px; }
 .svgwrap svg { max-width: none; height: auto; }
+.fit-toggle { margin: 0 4px 6px 0; vertical-align: middle; }
+.fit-label { font-size: 12px; color: var(--muted); cursor: pointer; }
+.fit-toggle:checked ~ .svgwrap { max-height: none; }
+.fit-toggle:checked ~ .svgwrap svg { max-width: 100%; width: 100%; height: auto; }
+.like-it { margin: 0 0 6px; color: var(--muted); }
+table.stands tr.on-cycle td:first-child .alike { display: block; font-weight: 400; font-size: 11px; color: var(--muted); }
 footer { margin-top: 18px; font-size: 12px; color: var(--muted); }
 footer code { color: var(--ink); overflow-wrap: anywhere; }
 
@@ -166,6 +182,7 @@ footer code { color: var(--ink); overflow-wrap: anywhere; }
   #timeline .tl-scroll, #timeline .legend { display: none; }
   .svgwrap { overflow: visible; max-height: none; border: 0; padding: 0; }
   .svgwrap svg { max-width: 100%; }
+  .fit-toggle, .fit-label { display: none; }
   details > summary { display: none; }
 }
 .explanations li { margin: 3px 0; }
@@ -247,42 +264,63 @@ class Html {
     return limits.empty() ? "none" : limits;
   }
 
-  // The cycle as "1 -> 3 -> 2 -> 1" with the comm on each hop, then one row per hop, numbered as the
-  // graph numbers its red edges.
+  // Each shape's representative cycle as "1 -> 3 -> 2 -> 1" with the comm on each hop, then one row
+  // per hop, numbered as the graph numbers its red edges, then how many cycles are like it.
   void cycle_summary() {
     const auto& g = r_.wait_for;
-    for (size_t c = 0; c < g.cycles.size(); ++c) {
+    const size_t shown = std::min(g.cycle_shapes.size(), kShapesShown);
+    if (g.cycle_shapes.size() < g.cycles.size())
+      out_ << "<p class=\"folded-count\">" << g.cycles.size() << " wait-for cycles, of "
+           << count_of(g.cycle_shapes.size(), "shape", "shapes")
+           << ": one of each is shown (cycles alike up to a renaming of ranks and comms are folded).</p>\n";
+    for (size_t sh = 0; sh < shown; ++sh) {
+      const auto& shape = g.cycle_shapes[sh];
+      const size_t c = static_cast<size_t>(shape.members.front());
       const auto& cycle = g.cycles[c];
-      std::vector<const checker::WaitEdge*> hops;
-      for (size_t i = 0; i < cycle.size(); ++i) {
-        const int from = cycle[i], to = cycle[(i + 1) % cycle.size()];
-        const checker::WaitEdge* hop = nullptr;
-        for (const auto& e : g.edges)
-          if (e.from == from && e.to == to && (hop == nullptr || e.on_cycle)) hop = &e;
-        hops.push_back(hop);
-      }
-      out_ << "<p class=\"cycle-line\">" << (g.cycles.size() > 1 ? "cycle " + std::to_string(c + 1) : "cycle") << ": ";
+      const auto& cycle_edges = g.cycle_edges[c];
+      const std::string prefix = shown > 1 ? std::to_string(sh + 1) + "." : std::string();
+      out_ << "<p class=\"cycle-line\">" << (shown > 1 ? "cycle " + std::to_string(sh + 1) : "cycle") << ": ";
       for (size_t i = 0; i < cycle.size(); ++i) {
         out_ << "<span class=\"r\">" << esc(who(g.nodes[static_cast<size_t>(cycle[i])])) << "</span>";
-        const auto* hop = hops[i];
-        out_ << "<span class=\"hop\">&rarr;";
-        if (hop) out_ << " <code>" << esc(hop->comm >= 0 ? w_.comm_name(hop->comm) : hop->label) << "</code>";
-        out_ << " &rarr;</span>";
+        const auto& hop = g.edges[static_cast<size_t>(cycle_edges[i])];
+        out_ << "<span class=\"hop\">&rarr; <code>" << esc(hop.comm >= 0 ? w_.comm_name(hop.comm) : hop.label)
+             << "</code> &rarr;</span>";
       }
       out_ << "<span class=\"r\">" << esc(who(g.nodes[static_cast<size_t>(cycle.front())])) << "</span></p>\n";
+      if (shape.members.size() > 1)
+        out_ << "<p class=\"like-it\">" << esc(like_it_text(shape, kRanksChars)) << "</p>\n";
       out_ << "<table class=\"hops\">\n<thead><tr><th>#</th><th>rank</th><th>in</th><th>at</th><th>waits for</th>"
               "<th>on</th></tr></thead>\n<tbody>\n";
       for (size_t i = 0; i < cycle.size(); ++i) {
         const auto& from = g.nodes[static_cast<size_t>(cycle[i])];
         const auto& to = g.nodes[static_cast<size_t>(cycle[(i + 1) % cycle.size()])];
-        out_ << "<tr><td class=\"n\">" << (g.cycles.size() > 1 ? std::to_string(c + 1) + "." : std::string()) << (i + 1)
-             << "</td><td>rank " << esc(who(from)) << "</td><td class=\"mono\">"
-             << esc(from.call >= 0 ? call(from.call).text : std::string("(exited)")) << "</td><td class=\"mono\">"
-             << esc(from.location) << "</td><td>rank " << esc(who(to)) << "</td><td class=\"mono\">"
-             << esc(hops[i] ? hops[i]->label : std::string()) << "</td></tr>\n";
+        out_ << "<tr><td class=\"n\">" << prefix << (i + 1) << "</td><td>rank " << esc(who(from))
+             << "</td><td class=\"mono\">" << esc(from.call >= 0 ? call(from.call).text : std::string("(exited)"))
+             << "</td><td class=\"mono\">" << esc(from.location) << "</td><td>rank " << esc(who(to))
+             << "</td><td class=\"mono\">" << esc(g.edges[static_cast<size_t>(cycle_edges[i])].label)
+             << "</td></tr>\n";
       }
       out_ << "</tbody>\n</table>\n";
     }
+    if (g.cycle_shapes.size() > shown)
+      out_ << "<p class=\"muted\">and " << count_of(g.cycle_shapes.size() - shown, "more shape", "more shapes")
+           << " of cycle: the JSON result (<code>--json</code>) lists every cycle.</p>\n";
+  }
+
+  // Without a cycle: each shape of cause (a wait on a rank whose calls ended), its first member in words.
+  void cause_summary() {
+    const auto& g = r_.wait_for;
+    const size_t first = g.cycles.size();
+    for (size_t sh = 0; sh < g.cause_shapes.size() && sh < kShapesShown; ++sh) {
+      const auto& shape = g.cause_shapes[sh];
+      out_ << "<p class=\"cause\">" << esc(g.explanations[first + static_cast<size_t>(shape.members.front())])
+           << "</p>\n";
+      if (shape.members.size() > 1)
+        out_ << "<p class=\"like-it\">" << esc(like_it_text(shape, kRanksChars)) << "</p>\n";
+    }
+    if (g.cause_shapes.size() > kShapesShown)
+      out_ << "<p class=\"muted\">and " << count_of(g.cause_shapes.size() - kShapesShown, "more shape", "more shapes")
+           << " of cause: the JSON result (<code>--json</code>) lists every one.</p>\n";
   }
 
   // The step that issued the call a rank is stuck in (1-based), or 0.
@@ -295,21 +333,31 @@ class Html {
     return 0;
   }
 
-  // Where each rank stands, the ranks on the cycle first, one row each; the others folded: ranks in
-  // the same place share a row.
+  // Where each rank stands: the ranks on each shape's representative cycle first, one row each, with
+  // the ranks in the same role on the cycles like it; the others folded: ranks in the same place share
+  // a row.
   void stands_table() {
     if (r_.blocked.empty()) return;
     struct Row {
       std::vector<int> ranks;
       const checker::BlockedCall* first = nullptr;
       bool cycle = false;
+      std::vector<int> alike;  // on a cycle: the ranks in its place on the cycles like it
     };
     std::vector<Row> rows;
+    const auto roles = cycle_roles(r_.wait_for);
+    std::map<std::pair<int, int>, size_t> lead_row;        // (shape, hop) -> row
+    std::map<std::pair<int, int>, std::vector<int>> alike;  // (shape, hop) -> ranks in that role
     std::map<std::tuple<int, int, int, bool, std::string>, size_t> folded;  // what and where -> row
     for (const auto& b : r_.blocked) {
-      const bool cycle = blocked_on_cycle(b);
-      if (cycle) {
-        rows.push_back(Row{{b.rank}, &b, true});
+      if (auto it = roles.find({b.rank, b.stream >= 0 ? -1 : b.thread, b.stream}); it != roles.end()) {
+        const auto key = std::make_pair(it->second.shape, it->second.hop);
+        if (!it->second.lead) {
+          alike[key].push_back(b.rank);
+        } else if (static_cast<size_t>(it->second.shape) < kShapesShown) {
+          lead_row[key] = rows.size();
+          rows.push_back(Row{{b.rank}, &b, true, {}});
+        }
         continue;
       }
       const std::string where = b.stream >= 0   ? w_.streams[static_cast<size_t>(b.stream)]
@@ -319,17 +367,18 @@ class Html {
                                        where + "|" + (b.call >= 0 ? call(b.call).text : b.reason));
       auto [it, fresh] = folded.emplace(key, rows.size());
       if (fresh)
-        rows.push_back(Row{{b.rank}, &b, false});
+        rows.push_back(Row{{b.rank}, &b, false, {}});
       else if (rows[it->second].ranks.back() != b.rank)
         rows[it->second].ranks.push_back(b.rank);
     }
+    for (auto& [key, ranks] : alike)
+      if (auto it = lead_row.find(key); it != lead_row.end()) rows[it->second].alike = std::move(ranks);
     std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.cycle && !b.cycle; });
     out_ << "<h3>Where each rank stands</h3>\n<table class=\"stands\">\n<thead><tr><th>rank</th><th>state</th>"
             "<th>call</th><th>at</th><th>step</th><th>why</th></tr></thead>\n<tbody>\n";
     for (const auto& row : rows) {
       const auto& b = *row.first;
-      std::vector<int> ranks = row.ranks;
-      std::sort(ranks.begin(), ranks.end());
+      const std::vector<int>& ranks = row.ranks;
       const char* state = row.cycle ? "cycle" : b.finished ? "finished" : b.call >= 0 ? "blocked" : "idle";
       const char* state_text = row.cycle     ? "on the cycle"
                                : b.finished  ? "finished"
@@ -342,10 +391,13 @@ class Html {
         where = thread_name(b.rank, b.thread) + ": ";
       const size_t step = b.call >= 0 && !b.finished ? issuing_step(b) : 0;
       out_ << "<tr" << (row.cycle ? " class=\"on-cycle\"" : "") << "><td>" << (ranks.size() == 1 ? "rank " : "ranks ")
-           << model::rank_ranges_text(ranks, ", ")
+           << esc(ranks_text(ranks, ", ", kRanksChars))
            << (ranks.size() > 1 ? " <span class=\"muted\">(" + count_of(ranks.size(), "rank", "ranks") + ")</span>"
-                                : std::string())
-           << "</td><td><span class=\"state " << state << "\">" << state_text << "</span></td><td class=\"mono\">"
+                                : std::string());
+      if (!row.alike.empty())
+        out_ << " <span class=\"muted alike\">(the same: " << esc(ranks_text(row.alike, ", ", 80))
+             << ", in its place on the cycles like it)</span>";
+      out_ << "</td><td><span class=\"state " << state << "\">" << state_text << "</span></td><td class=\"mono\">"
            << esc(where) << esc(b.call >= 0 && !b.finished ? call(b.call).text : std::string())
            << "</td><td class=\"mono\">"
            << esc(b.call >= 0 && !b.finished ? loc_short(call(b.call).loc) : std::string()) << "</td><td>"
@@ -406,7 +458,7 @@ class Html {
     if (r_.verdict == model::Verdict::Deadlock && !r_.wait_for.cycles.empty())
       cycle_summary();
     else if (r_.verdict == model::Verdict::Deadlock && !r_.wait_for.explanations.empty())
-      out_ << "<p class=\"cause\">" << esc(r_.wait_for.explanations.front()) << "</p>\n";
+      cause_summary();
     if (!w_.notes.empty()) {
       out_ << "<ul class=\"notes\">\n";
       for (const auto& n : w_.notes) out_ << "<li>note: " << esc(n) << "</li>\n";
@@ -427,14 +479,28 @@ class Html {
     if (fold) out_ << "<details class=\"comms-table\"><summary>the " << w_.comms.size() << " communicators</summary>\n";
     out_ << "<table>\n<thead><tr><th>name</th><th>members</th><th>mode</th><th>uninit</th><th>declared</th></tr>"
             "</thead>\n<tbody>\n";
+    // A job's thousands of instances: each family's first few, then the count of the rest.
+    const bool by_family = w_.comms.size() > kWholeCommsTable;
+    std::map<std::string, size_t> family_size, listed;
+    for (const auto& c : w_.comms) ++family_size[c.decl_name];
     for (const auto& c : w_.comms) {
-      out_ << "<tr data-comm=\"" << c.id << "\"><td class=\"comm-name\">" << esc(c.name)
-           << "</td><td class=\"members\">" << model::rank_ranges_text(c.members, ", ") << "</td><td class=\"mode\">"
-           << esc(model::comm_mode_name(c.mode)) << "</td><td class=\"uninit\">" << (c.uninit ? "yes" : "no")
-           << "</td><td class=\"muted\">" << esc(c.decl_name == c.name ? std::string() : c.decl_name + " at ")
-           << (c.loc.line > 0 ? esc(loc_short(c.loc)) : std::string()) << "</td></tr>\n";
+      const size_t n = ++listed[c.decl_name];
+      if (by_family && n > kInstancesPerFamily) continue;
+      row_of_comm(c);
+      if (by_family && n == kInstancesPerFamily && family_size[c.decl_name] > n)
+        out_ << "<tr class=\"more-instances\"><td colspan=\"5\" class=\"muted\">and "
+             << count_of(family_size[c.decl_name] - n, "more instance", "more instances") << " of <code>"
+             << esc(c.decl_name) << "</code> (the JSON result lists every one)</td></tr>\n";
     }
     out_ << "</tbody>\n</table>\n" << (fold ? "</details>\n" : "") << "</section>\n";
+  }
+
+  void row_of_comm(const model::CommInstance& c) {
+    out_ << "<tr data-comm=\"" << c.id << "\"><td class=\"comm-name\">" << esc(c.name)
+         << "</td><td class=\"members\">" << esc(ranks_text(c.members, ", ", kRanksChars)) << "</td><td class=\"mode\">"
+         << esc(model::comm_mode_name(c.mode)) << "</td><td class=\"uninit\">" << (c.uninit ? "yes" : "no")
+         << "</td><td class=\"muted\">" << esc(c.decl_name == c.name ? std::string() : c.decl_name + " at ")
+         << (c.loc.line > 0 ? esc(loc_short(c.loc)) : std::string()) << "</td></tr>\n";
   }
 
   // The ranks a completion joins: the comm's members, or the two ends of a send/recv pair.
@@ -464,6 +530,27 @@ class Html {
       return;
     }
     out_ << "<section id=\"timeline\">\n<h2>Schedule (" << count_of(r_.schedule.size(), "step", "steps") << ")</h2>\n";
+    // At job scale the time line follows the ranks that matter (the first cycle's, or the first
+    // cause's) and the steps that led them there; the page must open fast at W = 16,384.
+    std::vector<size_t> steps;
+    std::vector<int> lanes;
+    const std::vector<int> focus = focus_ranks(r_.wait_for);
+    if ((w_.ranks > kWholeTimelineRanks || r_.schedule.size() > kWholeTimelineSteps) && !focus.empty()) {
+      lanes = focus;
+      steps = steps_that_matter(r_, lanes, kTimelineSteps);
+      size_t of_focus = steps_that_matter(r_, lanes, 0).size();
+      out_ << "<p class=\"timeline-scope\">The time line follows " << (lanes.size() == 1 ? "rank " : "ranks ")
+           << esc(ranks_text(lanes, ", ", kRanksChars)) << " ("
+           << (r_.wait_for.first_cycle() ? "the first cycle" : "the first cause") << "): "
+           << (of_focus == steps.size() ? "the " : "the last ") << count_of(steps.size(), "step", "steps") << " of the "
+           << of_focus << " that are theirs (their calls and the completions they took part in); "
+           << count_of(w_.ranks - static_cast<int>(lanes.size()), "rank", "ranks") << " and "
+           << count_of(r_.schedule.size() - steps.size(), "step", "steps")
+           << " left out. The JSON result (<code>--json</code>) has every step.</p>\n";
+    } else {
+      for (size_t i = 0; i < r_.schedule.size(); ++i) steps.push_back(i);
+      for (int rank = 0; rank < w_.ranks; ++rank) lanes.push_back(rank);
+    }
     // The legend names what this time line shows, and nothing else.
     bool group = false, device = false, choice = false, spawn = false, stuck = false;
     for (const auto& s : r_.schedule) {
@@ -502,7 +589,8 @@ class Html {
 
     // Columns: the rank label, one per step, the end markers.
     std::vector<Column> cols;
-    for (const auto& s : r_.schedule) {
+    for (size_t i : steps) {
+      const auto& s = r_.schedule[i];
       Column c;
       if (s.kind == StepKind::Issue || s.kind == StepKind::IssueGroup) {
         c.kind = Column::Kind::Call;
@@ -544,11 +632,10 @@ class Html {
 
     out_ << "<div class=\"tl-scroll\">\n<div class=\"tl\" style=\"--cols: " << template_cols << "\">\n";
     out_ << "<div class=\"tl-head\"><div class=\"corner\">rank \\ step</div>";
-    for (size_t i = 0; i < r_.schedule.size(); ++i)
-      out_ << "<div title=\"" << esc(r_.schedule[i].text) << "\">" << (i + 1) << "</div>";
+    for (size_t i : steps) out_ << "<div title=\"" << esc(r_.schedule[i].text) << "\">" << (i + 1) << "</div>";
     out_ << "<div class=\"endh\">at the end</div></div>\n";
 
-    for (int rank = 0; rank < w_.ranks; ++rank) {
+    for (int rank : lanes) {
       const bool cycle = rank_on_cycle(rank);
       out_ << "<div class=\"lane\" id=\"lane-" << rank << "\" data-rank=\"" << rank << "\""
            << (cycle ? " data-cycle=\"1\"" : "") << ">";
@@ -565,7 +652,7 @@ class Html {
         out_ << "<small>threads: " << esc(names) << "</small>";
       }
       out_ << "</div>";
-      for (size_t i = 0; i < r_.schedule.size(); ++i) lane_cell(rank, i, stuck_step[i]);
+      for (size_t j = 0; j < steps.size(); ++j) lane_cell(rank, steps[j], j + 2, stuck_step[steps[j]]);
       end_markers(rank);
       out_ << "</div>\n";
     }
@@ -574,7 +661,7 @@ class Html {
     if (!r_.schedule.empty()) {
       out_ << "<details class=\"schedule-list\"><summary>the schedule as a list</summary>\n<table>\n"
               "<thead><tr><th>#</th><th>step</th><th>location</th></tr></thead>\n<tbody>\n";
-      for (size_t i = 0; i < r_.schedule.size(); ++i) {
+      for (size_t i : steps) {
         const auto& s = r_.schedule[i];
         out_ << "<tr><td>" << (i + 1) << "</td><td class=\"mono\">" << esc(s.text) << "</td><td class=\"mono\">"
              << esc(call_lines(s)) << "</td></tr>\n";
@@ -584,9 +671,9 @@ class Html {
     out_ << "</section>\n";
   }
 
-  void lane_cell(int rank, size_t i, int stuck) {
+  void lane_cell(int rank, size_t i, size_t column, int stuck) {
     const auto& s = r_.schedule[i];
-    const std::string col = "grid-column:" + std::to_string(i + 2);
+    const std::string col = "grid-column:" + std::to_string(column);
     switch (s.kind) {
       case StepKind::Issue:
       case StepKind::IssueGroup: {
@@ -688,17 +775,26 @@ class Html {
       return;
     }
     const size_t at = svg_.find("<svg");
+    // "fit to the window": a checkbox and CSS (the page has no scripts) shrink a wide graph to the
+    // section's width; unticked, the graph keeps its own size and scrolls.
     if (at != std::string::npos)
-      out_ << "<div class=\"svgwrap\">\n" << svg_.substr(at) << "\n</div>\n";
+      out_ << "<input type=\"checkbox\" id=\"graph-fit\" class=\"fit-toggle\"><label for=\"graph-fit\" "
+              "class=\"fit-label\">fit the graph to the window</label>\n<div class=\"svgwrap\">\n"
+           << svg_.substr(at) << "\n</div>\n";
     else
       out_ << "<p class=\"muted\">The graph was not rendered (Graphviz missing?); the cycle is below.</p>\n";
-    if (!r_.wait_for.explanations.empty()) {
-      out_ << "<h3>"
-           << (r_.wait_for.cycles.empty()       ? "Cause"
-               : r_.wait_for.cycles.size() == 1 ? "Cycle"
-                                                : "Cycles")
-           << "</h3>\n<ol class=\"explanations\">\n";
-      for (const auto& e : r_.wait_for.explanations) out_ << "<li>" << esc(e) << "</li>\n";
+    const auto& g = r_.wait_for;
+    if (!g.explanations.empty()) {
+      const bool cycles = !g.cycles.empty();
+      const auto& shapes = cycles ? g.cycle_shapes : g.cause_shapes;
+      const size_t offset = cycles ? 0 : g.cycles.size();
+      out_ << "<h3>" << (!cycles ? "Cause" : g.cycles.size() == 1 ? "Cycle" : "Cycles") << "</h3>\n<ol class=\"explanations\">\n";
+      for (size_t sh = 0; sh < shapes.size() && sh < kShapesShown; ++sh) {
+        out_ << "<li>" << esc(g.explanations[offset + static_cast<size_t>(shapes[sh].members.front())]);
+        if (shapes[sh].members.size() > 1)
+          out_ << " <span class=\"muted\">(" << esc(like_it_text(shapes[sh], kRanksChars)) << ")</span>";
+        out_ << "</li>\n";
+      }
       out_ << "</ol>\n";
     }
     out_ << "</section>\n";

@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "folding.h"
+
 namespace collmc::report {
 
 using checker::WaitForGraph;
@@ -54,15 +56,15 @@ std::string node_name(const model::World& w, const WaitNode& n) {
   return name;
 }
 
-// "ranks 7,19,31 (x3)"; a long list keeps its first ranks: the count says how many.
+// "ranks 7..1015 step 8 (x127)"; a long list is cut, the count says how many.
 std::string folded_title(const std::vector<int>& ranks) {
   if (ranks.size() == 1) return "rank " + std::to_string(ranks.front());
-  constexpr size_t kShown = 6;
-  std::vector<int> shown(ranks.begin(), ranks.begin() + static_cast<long>(std::min(ranks.size(), kShown)));
-  std::string title = "ranks " + model::rank_ranges_text(shown, ",");
-  if (ranks.size() > kShown) title += ",\xE2\x80\xA6";
-  return title + " (x" + std::to_string(ranks.size()) + ")";
+  return "ranks " + ranks_text(ranks, ",", 40) + " (x" + std::to_string(ranks.size()) + ")";
 }
+
+// A drawing of one component has at most this many nodes; past it, the ranks off the cycle are folded
+// by what they do alone, and what is still past it is counted in the title, not drawn.
+constexpr size_t kMaxDrawnNodes = 48;
 
 }  // namespace
 
@@ -74,75 +76,121 @@ std::string folded_title(const std::vector<int>& ranks) {
 // corruption at W = 32, 40, 56, 64 and 256 of a Megatron deadlock (found with valgrind). And edge
 // labels, as labels or xlabels, land on cluster titles and on each other once the graph is dense.
 std::string wait_for_dot(const model::World& w, const WaitForGraph& g, const DotOptions& options) {
-  // Which nodes to draw: everything, or the ranks on a cycle and their neighbours.
+  // Which nodes to draw: everything, or one representative component: the first shape's first cycle
+  // (or, without a cycle, the first cause) and the ranks next to it. The other cycles of its shape
+  // are the same picture with other ranks; the text and the page say who.
+  const bool whole = options.full_graph || (g.cycles.empty() && g.causes.empty());
+  std::set<int> red_nodes, red_edges;  // what is drawn as the cycle
+  if (whole) {
+    for (size_t c = 0; c < g.cycles.size(); ++c) {
+      red_nodes.insert(g.cycles[c].begin(), g.cycles[c].end());
+      red_edges.insert(g.cycle_edges[c].begin(), g.cycle_edges[c].end());
+    }
+  } else if (const auto* cycle = g.first_cycle()) {
+    red_nodes.insert(cycle->begin(), cycle->end());
+    const auto& edges = g.cycle_edges[static_cast<size_t>(g.cycle_shapes.front().members.front())];
+    red_edges.insert(edges.begin(), edges.end());
+  }
   std::set<int> keep_ranks;
-  if (options.full_graph || g.cycles.empty()) {
+  if (whole) {
     for (const auto& n : g.nodes) keep_ranks.insert(n.rank);
   } else {
-    for (const auto& n : g.nodes)
-      if (n.on_cycle) keep_ranks.insert(n.rank);
-    std::set<int> core = keep_ranks;
+    for (int rank : focus_ranks(g)) keep_ranks.insert(rank);
+    const std::set<int> core = keep_ranks;
     for (const auto& e : g.edges) {
       int a = g.nodes[static_cast<size_t>(e.from)].rank, b = g.nodes[static_cast<size_t>(e.to)].rank;
       if (core.count(a)) keep_ranks.insert(b);
       if (core.count(b)) keep_ranks.insert(a);
     }
   }
-  // Folding: ranks off the cycle whose nodes do the same thing (same kind, same statement) and wait
-  // for the same nodes are drawn once, with their count.
+  std::vector<std::set<int>> targets(g.nodes.size());
+  for (const auto& e : g.edges) targets[static_cast<size_t>(e.from)].insert(e.to);
+  // Folding: ranks off the cycle whose nodes do the same thing (same kind, thread or stream, same
+  // call) and wait for the same nodes are drawn once, with their count; past kMaxDrawnNodes, whom they
+  // wait for no longer tells them apart.
   std::vector<int> rep(g.nodes.size(), -1);
   std::map<int, std::vector<int>> folded_ranks;  // representative node -> ranks folded into it
-  std::map<std::string, int> by_signature;
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    const auto& node = g.nodes[n];
-    if (!keep_ranks.count(node.rank)) continue;
-    if (options.full_graph || node.on_cycle) {
-      rep[n] = static_cast<int>(n);
-      folded_ranks[static_cast<int>(n)].push_back(node.rank);
-      continue;
+  size_t not_drawn = 0;
+  for (const bool coarse : {false, true}) {
+    std::fill(rep.begin(), rep.end(), -1);
+    folded_ranks.clear();
+    not_drawn = 0;
+    std::map<std::string, int> by_signature;
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+      const auto& node = g.nodes[n];
+      if (!keep_ranks.count(node.rank)) continue;
+      if (options.full_graph || red_nodes.count(static_cast<int>(n))) {
+        rep[n] = static_cast<int>(n);
+        folded_ranks[static_cast<int>(n)].push_back(node.rank);
+        continue;
+      }
+      std::string sig = std::to_string(static_cast<int>(node.kind)) + "|" + call_text(w, node.call) + "|" +
+                        (node.kind == WaitNode::Kind::HostThread
+                             ? w.programs[static_cast<size_t>(node.rank)].threads[static_cast<size_t>(node.thread)].name
+                             : std::string()) +
+                        "|" + std::to_string(node.stream) + "|";
+      if (!coarse)
+        for (int t : targets[n]) sig += std::to_string(t) + ",";
+      auto it = by_signature.find(sig);
+      if (it == by_signature.end()) {
+        if (coarse && folded_ranks.size() >= kMaxDrawnNodes) {
+          ++not_drawn;
+          continue;
+        }
+        it = by_signature.emplace(sig, static_cast<int>(n)).first;
+      }
+      rep[n] = it->second;
+      folded_ranks[it->second].push_back(node.rank);
     }
-    std::string sig = std::to_string(static_cast<int>(node.kind)) + "|" + node.location + "|" +
-                      std::to_string(node.thread) + "|" + std::to_string(node.stream) + "|";
-    std::set<int> targets;
-    for (const auto& e : g.edges)
-      if (e.from == static_cast<int>(n)) targets.insert(e.to);
-    for (int t : targets) sig += std::to_string(t) + ",";
-    auto [it, inserted] = by_signature.emplace(sig, static_cast<int>(n));
-    rep[n] = it->second;
-    folded_ranks[it->second].push_back(node.rank);
+    if (options.full_graph || folded_ranks.size() <= kMaxDrawnNodes) break;
   }
   // The cycle's edges, numbered in the order the cycle walks them ("1" .. "k"; "2.1" for the second
-  // cycle's first edge when there are several), so that the picture and the text can be read together.
+  // cycle's first edge when several are drawn), so that the picture and the text can be read together.
   std::map<std::pair<int, int>, std::string> cycle_number;
-  for (size_t c = 0; c < g.cycles.size(); ++c) {
+  std::vector<size_t> numbered;
+  if (whole)
+    for (size_t c = 0; c < g.cycles.size(); ++c) numbered.push_back(c);
+  else if (g.first_cycle())
+    numbered.push_back(static_cast<size_t>(g.cycle_shapes.front().members.front()));
+  for (size_t c : numbered) {
     const auto& cycle = g.cycles[c];
     for (size_t i = 0; i < cycle.size(); ++i) {
       const std::string number =
-          (g.cycles.size() > 1 ? std::to_string(c + 1) + "." : std::string()) + std::to_string(i + 1);
+          (numbered.size() > 1 ? std::to_string(c + 1) + "." : std::string()) + std::to_string(i + 1);
       cycle_number.emplace(std::make_pair(cycle[i], cycle[(i + 1) % cycle.size()]), number);
     }
   }
+  std::string title = "wait-for graph: " + dot_escape(w.name.empty() ? std::string("scenario") : w.name);
+  if (!whole && g.cycles.size() > 1)
+    title += "\\n(the first of " + std::to_string(g.cycles.size()) + " cycles, " +
+             count_of(g.cycle_shapes.front().members.size() - 1, "more", "more") +
+             " of its shape; --full-graph draws every rank)";
+  else if (!whole && g.cycles.empty() && g.causes.size() > 1)
+    title += "\\n(the first of " + std::to_string(g.causes.size()) + " waits on ranks whose calls ended; --full-graph draws every rank)";
+  if (not_drawn > 0) title += "\\n(" + count_of(not_drawn, "more rank next to it is", "more ranks next to it are") + " not drawn)";
   std::ostringstream out;
   out << "digraph waitfor {\n  rankdir=LR;\n  compound=true;\n  nodesep=0.3;\n  ranksep=0.9;\n"
       << "  graph [fontname=\"Helvetica\", fontsize=13];\n"
       << "  node [fontname=\"Helvetica\", fontsize=12, margin=\"0.12,0.05\"];\n"
-      << "  edge [fontname=\"Helvetica\", fontsize=11];\n  label=\"wait-for graph: "
-      << dot_escape(w.name.empty() ? std::string("scenario") : w.name) << "\";\n  labelloc=t;\n";
+      << "  edge [fontname=\"Helvetica\", fontsize=11];\n  label=\"" << title << "\";\n  labelloc=t;\n";
   // The edges drawn (between representatives), and what each drawn node waits for, in its own words.
   struct Drawn {
     int from, to;
     const checker::WaitEdge* edge;
+    bool red;
   };
   std::vector<Drawn> drawn;
   std::map<int, std::vector<std::string>> waits;  // node -> "1: waits for host slot 0 of A", ...
   std::set<std::pair<int, int>> seen;
-  for (const auto& e : g.edges) {
+  for (size_t i = 0; i < g.edges.size(); ++i) {
+    const auto& e = g.edges[i];
     const int a = rep[static_cast<size_t>(e.from)], b = rep[static_cast<size_t>(e.to)];
     if (a < 0 || b < 0 || !seen.emplace(a, b).second) continue;
-    drawn.push_back({a, b, &e});
+    const bool red = red_edges.count(static_cast<int>(i)) > 0;
+    drawn.push_back({a, b, &e, red});
     const auto number = cycle_number.find({e.from, e.to});
     const std::string text =
-        (e.on_cycle && number != cycle_number.end() ? number->second + ": " : std::string()) + "waits for " + e.label;
+        (red && number != cycle_number.end() ? number->second + ": " : std::string()) + "waits for " + e.label;
     // One line per comm slot waited on: a numbered (cycle) line replaces the plain one.
     auto& lines = waits[a];
     const std::string plain = "waits for " + e.label;
@@ -159,7 +207,7 @@ std::string wait_for_dot(const model::World& w, const WaitForGraph& g, const Dot
   std::set<WaitNode::Kind> kinds;
   for (const auto& [rank, nodes] : by_rank) {
     bool on_cycle = false;
-    for (int n : nodes) on_cycle = on_cycle || g.nodes[static_cast<size_t>(n)].on_cycle;
+    for (int n : nodes) on_cycle = on_cycle || red_nodes.count(n) > 0;
     out << "  subgraph \"cluster " << rank << "\" {\n    label=\"" << folded_title(folded_ranks[nodes.front()])
         << "\";\n    labeljust=l;\n    style=rounded;\n    margin=10;\n    color="
         << (on_cycle ? "\"#c62828\"" : "gray60") << ";\n    fontcolor=" << (on_cycle ? "\"#c62828\"" : "gray25")
@@ -190,7 +238,7 @@ std::string wait_for_dot(const model::World& w, const WaitForGraph& g, const Dot
       for (const auto& line : lines) label += "\\n" + dot_escape(line);
       out << "    \"" << dot_escape(node_name(w, node)) << "\" [shape=" << shape << ", label=\"" << label
           << "\", tooltip=\"" << dot_escape(node.label + (node.location.empty() ? "" : " at " + node.location)) << "\"";
-      if (node.on_cycle) out << ", color=\"#c62828\", penwidth=2, fontcolor=\"#c62828\"";
+      if (red_nodes.count(n)) out << ", color=\"#c62828\", penwidth=2, fontcolor=\"#c62828\"";
       if (node.kind == WaitNode::Kind::Exited) out << ", style=filled, fillcolor=gray90";
       out << "];\n";
     }
@@ -201,7 +249,7 @@ std::string wait_for_dot(const model::World& w, const WaitForGraph& g, const Dot
     const std::string to = node_name(w, g.nodes[static_cast<size_t>(d.to)]);
     out << "  \"" << dot_escape(from) << "\" -> \"" << dot_escape(to) << "\" [tooltip=\""
         << dot_escape(from + " waits for " + to + ": " + d.edge->label) << "\"";
-    if (d.edge->on_cycle) out << ", color=\"#c62828\", penwidth=2.5";
+    if (d.red) out << ", color=\"#c62828\", penwidth=2.5";
     out << "];\n";
   }
   // The legend names only what this picture shows.
@@ -212,7 +260,7 @@ std::string wait_for_dot(const model::World& w, const WaitForGraph& g, const Dot
   if (kinds.count(WaitNode::Kind::StreamHead)) out << "    \"legend: stream\" [shape=cds, label=\"stream head\"];\n";
   if (kinds.count(WaitNode::Kind::Exited))
     out << "    \"legend: exited\" [shape=octagon, style=filled, fillcolor=gray90, label=\"rank exited\"];\n";
-  if (!g.cycles.empty())
+  if (!red_nodes.empty())
     out << "    \"legend: cycle\" [shape=box, color=\"#c62828\", penwidth=2, fontcolor=\"#c62828\", "
            "label=\"on the cycle; 1: its first hop\"];\n";
   out << "    \"legend: waits\" [shape=plaintext, label=\"arrow: waits for\"];\n  }\n";

@@ -34,9 +34,16 @@ bool smaller(const Size& a, const Size& b) {
   return a.ranks + a.comms + a.statements + a.choices < b.ranks + b.comms + b.statements + b.choices;
 }
 
+// "2 ranks", "1 comm".
+std::string count_words(size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 std::string size_words(const Size& s) {
-  return std::to_string(s.ranks) + " ranks, " + std::to_string(s.comms) + " comms, " + std::to_string(s.statements) +
-         " statements, " + std::to_string(s.choices) + " choices";
+  return count_words(static_cast<size_t>(s.ranks), "rank", "ranks") + ", " +
+         count_words(static_cast<size_t>(s.comms), "comm", "comms") + ", " +
+         count_words(static_cast<size_t>(s.statements), "statement", "statements") + ", " +
+         count_words(static_cast<size_t>(s.choices), "choice", "choices");
 }
 
 class Shrinker {
@@ -276,7 +283,7 @@ std::string stats_text(const ShrinkStats& stats) {
       << "candidates tried " << stats.candidates << ", checked " << stats.checks << ", accepted " << stats.accepted
       << ", inconclusive " << stats.inconclusive;
   if (stats.subset_candidates) out << ", rank subsets tried " << stats.subset_candidates;
-  out << "; " << stats.rounds << " rounds, " << std::fixed << std::setprecision(2) << stats.seconds << " s\n";
+  out << "; " << count_words(static_cast<size_t>(stats.rounds), "round", "rounds") << ", " << std::fixed << std::setprecision(2) << stats.seconds << " s\n";
   return out.str();
 }
 

@@ -303,7 +303,7 @@ std::vector<std::string> import_summary(const Trace& trace, bool verbose) {
   if (const std::string line = outcome_line(trace); !line.empty()) out.push_back("  " + line);
   for (const auto& n : trace.notes) out.push_back("  partial: " + n);
   for (const auto& line : summarize(trace, verbose)) out.push_back("  " + line);
-  for (const auto& n : trace.dropped) out.push_back("  left out: " + n);
+  for (const auto& n : trace.dropped) out.push_back("  " + n);  // each says "left out ..."
   for (const auto& n : trace.cannot_see) out.push_back("  note: " + n);
   return out;
 }

@@ -93,6 +93,10 @@ namespace {
 void outcome_from_file(const std::vector<std::string>& paths, Trace& trace) {
   namespace fs = std::filesystem;
   std::set<fs::path> dirs;
+  // The summary names the outcome file as the paths were given: relative paths stay relative, so that
+  // machine paths do not leak into a pasted report.
+  bool relative = true;
+  for (const auto& p : paths) relative = relative && fs::path(p).is_relative();
   for (const auto& p : paths) {
     std::error_code ec;
     fs::path path = fs::absolute(p, ec);
@@ -117,7 +121,10 @@ void outcome_from_file(const std::vector<std::string>& paths, Trace& trace) {
       if ((line_hung || line_killed) && evidence.empty()) evidence = line;
     }
     if (ranks == 0) continue;
-    const std::string file = (dir / "outcome.txt").string();
+    std::error_code cwd_error;
+    const fs::path cwd = fs::current_path(cwd_error);
+    const std::string file =
+        relative && !cwd_error ? (dir / "outcome.txt").lexically_proximate(cwd).string() : (dir / "outcome.txt").string();
     if (hung) {
       trace.outcome = RunOutcome::Hung;
       trace.outcome_evidence = file + ": " + evidence;

@@ -23,8 +23,10 @@ inline std::string rank_list_text(const std::vector<int>& ranks) {
   return s + "]";
 }
 
-// A sorted rank list written compactly for people: runs of three or more consecutive ranks as
-// "a..b", the rest one by one, joined by `separator` ("0..3, 5" in reports, "0..3,5" in notes).
+// A sorted rank list written compactly for people, the one way every report, note and summary writes
+// a set of ranks: runs of three or more consecutive ranks as "a..b", runs of four or more with one
+// stride as "a..b step s" (the ranks of a data-parallel group: "7..1015 step 8"), the rest one by one,
+// joined by `separator` ("0..3, 5" in reports, "0..3,5" in notes).
 inline std::string rank_ranges_text(const std::vector<int>& ranks, const std::string& separator) {
   std::string out;
   for (size_t i = 0; i < ranks.size();) {
@@ -34,10 +36,20 @@ inline std::string rank_ranges_text(const std::vector<int>& ranks, const std::st
     if (j >= i + 2) {
       out += std::to_string(ranks[i]) + ".." + std::to_string(ranks[j]);
       i = j + 1;
-    } else {
-      out += std::to_string(ranks[i]);
-      ++i;
+      continue;
     }
+    if (i + 1 < ranks.size()) {
+      const int step = ranks[i + 1] - ranks[i];
+      size_t k = i + 1;
+      while (k + 1 < ranks.size() && ranks[k + 1] - ranks[k] == step) ++k;
+      if (k >= i + 3) {
+        out += std::to_string(ranks[i]) + ".." + std::to_string(ranks[k]) + " step " + std::to_string(step);
+        i = k + 1;
+        continue;
+      }
+    }
+    out += std::to_string(ranks[i]);
+    ++i;
   }
   return out;
 }

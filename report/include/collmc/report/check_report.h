@@ -2,8 +2,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "collmc/checker/check.h"
+#include "collmc/model/source.h"
 
 namespace collmc::report {
 
@@ -11,5 +13,10 @@ namespace collmc::report {
 std::string text_report(const checker::CheckResult& result, bool verbose = true);
 // The JSON result (docs/RESULT_FORMAT.md), pretty-printed.
 std::string json_report(const checker::CheckResult& result);
+// The JSON result of a file that could not be checked (bad input): `verdict` null and an `error`
+// {message, file, line, column}; an element of `check A B --json OUT`'s array.
+std::string json_error_report(const std::string& file, const model::InputError& error);
+// Several results (json_report's or json_error_report's texts) as one JSON array, in file order.
+std::string json_array(const std::vector<std::string>& results);
 
 }  // namespace collmc::report
