@@ -770,8 +770,8 @@ TEST(ParserErrors, RankBeforeRanks) {
 }
 
 TEST(ParserErrors, RanksOutOfRange) {
-  EXPECT_FAILS_AT(parse_failure("ranks 0\n"), 1, 7, "expected 1..262144");
-  EXPECT_FAILS_AT(parse_failure("ranks 262145\n"), 1, 7, "expected 1..262144");
+  EXPECT_FAILS_AT(parse_failure("ranks 0\n"), 1, 7, "expected 1..65536");
+  EXPECT_FAILS_AT(parse_failure("ranks 65537\n"), 1, 7, "expected 1..65536");
   EXPECT_FAILS_AT(parse_failure("ranks many\n"), 1, 7, "expected the number of ranks");
   EXPECT_FAILS_AT(parse_failure("ranks 2\nranks 2\n"), 2, 1, "'ranks' declared twice");
 }

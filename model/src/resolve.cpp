@@ -29,8 +29,8 @@ constexpr DtypeInfo kDtypes[] = {
 constexpr const char* kRedops[] = {"sum", "prod", "max", "min", "avg"};
 constexpr const char* kThreadPlacement = "'thread' must stand directly inside a rank body (or a 'when' there)";
 // Limits on the unrolled program (every rank together).
-// 2^20 calls, or 32 per rank in a larger world: a generated Megatron layout has about 14 per rank, and
-// the largest world (model::kMaxWorldRanks) then stays under 2^23 calls.
+// 2^20 calls, or 32 per rank in a larger world: a generated Megatron layout has about 14 per rank, so the
+// largest world (model::kMaxWorldRanks) of such a layout resolves.
 constexpr uint64_t kMaxCalls = 1ull << 20;
 constexpr uint64_t kMaxCallsPerRank = 32;
 constexpr uint64_t kMaxIterations = 1ull << 24;

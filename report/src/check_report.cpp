@@ -149,9 +149,9 @@ void stands_section(std::ostringstream& out, const CheckResult& r) {
         same_role[key].push_back(b.rank);
       continue;
     }
-    const std::string place = place_of(w, b);
-    auto [it, fresh] = others.try_emplace(place);
-    if (fresh) order.push_back(place);
+    const std::string key = role_key(w, b);
+    auto [it, fresh] = others.try_emplace(key);
+    if (fresh) order.push_back(key);
     it->second.push_back(&b);
   }
   out << "where each rank stands (the ranks on the cycle first; ranks in the same role share a line):\n";
@@ -169,19 +169,24 @@ void stands_section(std::ostringstream& out, const CheckResult& r) {
   if (shapes_left > 0)
     out << "  (the ranks of " << count_of(r.wait_for.cycle_shapes.size() - kShapesShown, "more cycle shape", "more cycle shapes")
         << " left out: --json lists every rank)\n";
-  for (const auto& place : order) {
-    const auto& group = others[place];
+  for (const auto& key : order) {
+    const auto& group = others[key];
     if (group.size() == 1) {
       out << "  rank " << group.front()->rank << " " << stands_text(w, *group.front()) << "\n";
       continue;
     }
     std::vector<int> ranks;
-    for (const auto* b : group) ranks.push_back(b->rank);
+    std::set<int> comms;
+    for (const auto* b : group) {
+      ranks.push_back(b->rank);
+      comms.insert(role_comm(w, *b));
+    }
     const auto* first = group.front();
     out << "  " << count_of(group.size(), "rank", "ranks") << " " << ranks_text(ranks, ",", kRanksChars) << " "
-        << place;
+        << place_of(w, *first);
     if (first->call >= 0 && !first->finished)
       out << " (" << loc_short(w.calls[static_cast<size_t>(first->call)].loc) << ")";
+    if (comms.size() > 1) out << ", and the same on " << (comms.size() - 1) << " other comms";
     out << "\n";
     if (!first->finished) out << "      e.g. rank " << first->rank << ": " << first->reason << "\n";
   }

@@ -92,6 +92,34 @@ std::vector<size_t> steps_that_matter(const checker::CheckResult& r, const std::
   return steps;
 }
 
+namespace {
+
+std::string marked(std::string text, const std::string& name, const char* mark) {
+  if (name.empty()) return text;
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1))
+    text.replace(at, name.size(), mark);
+  return text;
+}
+
+}  // namespace
+
+int role_comm(const model::World& w, const checker::BlockedCall& b) {
+  return b.call >= 0 && !b.finished ? w.calls[static_cast<size_t>(b.call)].comm : -1;
+}
+
+std::string role_key(const model::World& w, const checker::BlockedCall& b) {
+  std::string key = b.stream >= 0 ? std::string("stream") : "thread " + w.programs[static_cast<size_t>(b.rank)]
+                                                                             .threads[static_cast<size_t>(b.thread)]
+                                                                             .name;
+  if (b.finished) return key + "|finished";
+  if (b.call < 0) return key + "|" + b.reason;
+  const auto& c = w.calls[static_cast<size_t>(b.call)];
+  std::string text = std::to_string(static_cast<int>(c.kind)) + "|" + c.text;
+  if (c.comm >= 0) text = marked(text, w.comms[static_cast<size_t>(c.comm)].name, "\x01");
+  if (b.stream >= 0) text = marked(text, w.streams[static_cast<size_t>(b.stream)], "\x02");
+  return key + "|" + text;
+}
+
 std::string like_it_text(const checker::Shape& shape, size_t max_chars) {
   if (shape.members.size() < 2) return {};
   const std::vector<int> others(shape.lead_ranks.begin() + 1, shape.lead_ranks.end());

@@ -39,6 +39,13 @@ std::vector<int> focus_ranks(const checker::WaitForGraph& g);
 std::vector<size_t> steps_that_matter(const checker::CheckResult& r, const std::vector<int>& ranks,
                                       size_t max_steps);
 
+// What a blocked rank is in (thread or stream, and the call), with the call's comm and stream written
+// as marks: ranks in the same role on different comms (an import's 128 tensor-parallel groups, each a
+// comm of its own) share a line of "where each rank stands". A key for folding, not for showing.
+std::string role_key(const model::World& w, const checker::BlockedCall& b);
+// The comm of the call a blocked rank is in, or -1.
+int role_comm(const model::World& w, const checker::BlockedCall& b);
+
 // "and 31 like it, with rank 0's place taken by ranks 1..7,256..263": the line that folds a shape.
 std::string like_it_text(const checker::Shape& shape, size_t max_chars);
 

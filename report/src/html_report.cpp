@@ -343,6 +343,7 @@ class Html {
       const checker::BlockedCall* first = nullptr;
       bool cycle = false;
       std::vector<int> alike;  // on a cycle: the ranks in its place on the cycles like it
+      std::set<int> comms;     // the comms of the calls folded into the row
     };
     std::vector<Row> rows;
     const auto roles = cycle_roles(r_.wait_for);
@@ -356,20 +357,20 @@ class Html {
           alike[key].push_back(b.rank);
         } else if (static_cast<size_t>(it->second.shape) < kShapesShown) {
           lead_row[key] = rows.size();
-          rows.push_back(Row{{b.rank}, &b, true, {}});
+          rows.push_back(Row{{b.rank}, &b, true, {}, {}});
         }
         continue;
       }
-      const std::string where = b.stream >= 0   ? w_.streams[static_cast<size_t>(b.stream)]
-                                : b.thread >= 0 ? thread_name(b.rank, b.thread)
-                                                : std::string();
+      // Ranks in the same role share a row, also on different comms (role_key).
       const auto key = std::make_tuple(b.stream >= 0 ? 1 : 0, b.call >= 0 ? 1 : 0, b.finished ? 1 : 0, false,
-                                       where + "|" + (b.call >= 0 ? call(b.call).text : b.reason));
+                                       role_key(w_, b));
       auto [it, fresh] = folded.emplace(key, rows.size());
-      if (fresh)
-        rows.push_back(Row{{b.rank}, &b, false, {}});
-      else if (rows[it->second].ranks.back() != b.rank)
+      if (fresh) {
+        rows.push_back(Row{{b.rank}, &b, false, {}, {}});
+      } else if (rows[it->second].ranks.back() != b.rank) {
         rows[it->second].ranks.push_back(b.rank);
+      }
+      rows[it->second].comms.insert(role_comm(w_, b));
     }
     for (auto& [key, ranks] : alike)
       if (auto it = lead_row.find(key); it != lead_row.end()) rows[it->second].alike = std::move(ranks);
@@ -404,7 +405,10 @@ class Html {
            << (step ? std::to_string(step) : std::string()) << "</td><td class=\"why\">"
            << esc(b.finished ? std::string() : b.reason)
            << (ranks.size() > 1
-                   ? " <span class=\"muted\">(rank " + std::to_string(b.rank) + "; the others alike)</span>"
+                   ? " <span class=\"muted\">(rank " + std::to_string(b.rank) + "; the others alike" +
+                         (row.comms.size() > 1 ? ", on " + std::to_string(row.comms.size() - 1) + " other comms"
+                                               : std::string()) +
+                         ")</span>"
                    : std::string())
            << "</td></tr>\n";
     }
