@@ -116,7 +116,9 @@ std::string role_key(const model::World& w, const checker::BlockedCall& b) {
   const auto& c = w.calls[static_cast<size_t>(b.call)];
   std::string text = std::to_string(static_cast<int>(c.kind)) + "|" + c.text;
   if (c.comm >= 0) text = marked(text, w.comms[static_cast<size_t>(c.comm)].name, "\x01");
-  if (b.stream >= 0) text = marked(text, w.streams[static_cast<size_t>(b.stream)], "\x02");
+  // The stream the call runs on ("on pg_1"), which an import names after the comm.
+  const int stream = b.stream >= 0 ? b.stream : c.stream;
+  if (stream > 0) text = marked(text, w.streams[static_cast<size_t>(stream)], "\x02");
   return key + "|" + text;
 }
 
