@@ -43,18 +43,18 @@ TEST(NcclReleases, KnownReleasesAndTheWarning) {
   EXPECT_FALSE(model::known_nccl_release(model::nccl_version_code(2, 29, 5)));
   EXPECT_FALSE(model::known_nccl_release(model::nccl_version_code(2, 16, 0)));
   EXPECT_EQ(model::nearest_known_nccl_release(model::nccl_version_code(2, 29, 6)), model::nccl_version_code(2, 29, 7));
-  EXPECT_EQ(model::nearest_known_nccl_release(model::nccl_version_code(2, 40, 0)), model::nccl_version_code(2, 31, 2));
+  EXPECT_EQ(model::nearest_known_nccl_release(model::nccl_version_code(2, 40, 0)), model::nccl_version_code(2, 32, 6));
   EXPECT_EQ(model::nearest_known_nccl_release(model::nccl_version_code(2, 12, 0)), model::nccl_version_code(2, 17, 1));
 
   EXPECT_TRUE(world_of("ranks 1\nset nccl_version = 2.28.9\n").warnings.empty());
   EXPECT_TRUE(world_of("ranks 1\n").warnings.empty());
-  const auto w = world_of("ranks 1\nset nccl_version = 2.32.1\n");
+  const auto w = world_of("ranks 1\nset nccl_version = 2.33.1\n");
   ASSERT_EQ(w.warnings.size(), 1u);
   EXPECT_EQ(w.warnings[0].loc.str(), "t.cmc:2:20");
-  EXPECT_NE(w.warnings[0].message.find("NCCL 2.32.1 is not a release collmc knows; the nearest known is 2.31.2"),
+  EXPECT_NE(w.warnings[0].message.find("NCCL 2.33.1 is not a release collmc knows; the nearest known is 2.32.6"),
             std::string::npos)
       << w.warnings[0].message;
-  EXPECT_EQ(w.knobs.nccl_version, model::nccl_version_code(2, 32, 1));  // applied by number
+  EXPECT_EQ(w.knobs.nccl_version, model::nccl_version_code(2, 33, 1));  // applied by number
   ASSERT_EQ(w.notes.size(), 1u);
 }
 

@@ -28,9 +28,18 @@ class Generator {
     if (o_.knobs && chance(0.15)) out << "set stream_progress = serialized\n";
     releases_ = o_.nccl_releases && !mpi_;
     if (releases_) {
-      const int v = pick(0, 4);
-      version_ = v <= 2 ? 23007 : (v == 3 ? 22907 : 22304);
-      out << "set nccl_version = " << (version_ == 23007 ? "2.30.7" : version_ == 22907 ? "2.29.7" : "2.23.4") << "\n";
+      // Issue 36: 2.31.0a16 (the destroy and finalize barrier, the RMA setup at the first registration,
+      // per-collective config, launchOrderImplicit) and 2.32.6 (GIN-only windows) beside the older ones.
+      const int v = o_.nccl_231_only ? pick(2, 3) : pick(0, 6);
+      version_ = v <= 1 ? 23007 : v == 2 ? 23100 : v == 3 ? 23206 : v == 4 ? 22907 : 22304;
+      out << "set nccl_version = "
+          << (version_ == 23007   ? "2.30.7"
+              : version_ == 23100 ? "2.31.0a16"
+              : version_ == 23206 ? "2.32.6"
+              : version_ == 22907 ? "2.29.7"
+                                  : "2.23.4")
+          << "\n";
+      if (version_ >= 23100 && chance(0.3)) out << "set rma_eager_init = on\n";
     }
     const int ncomms = pick(1, o_.max_comms);
     for (int c = 0; c < ncomms; ++c) {
@@ -41,7 +50,11 @@ class Generator {
       comms_.push_back(members);
       out << "comm C" << c << " = [";
       for (size_t i = 0; i < members.size(); ++i) out << (i ? ", " : "") << members[i];
-      out << "]\n";
+      out << "]";
+      // Issue 36: a comm with launchOrderImplicit (2.31+), a framework-level group shared by threads.
+      if (releases_ && version_ >= 23100 && chance(0.25)) out << " launch_order_implicit";
+      if (o_.threads && !mpi_ && chance(0.2)) out << " serialized";
+      out << "\n";
     }
     // Issue 23's children of C0: a shrink to all but its last member, a grow by a rank outside it.
     const std::vector<int>& c0 = comms_[0];
@@ -77,10 +90,12 @@ class Generator {
       switch (k) {
         case 0:
         case 1:
-          text = "register " + name + " " + (chance(0.5) ? "b0" : "b1");
+          text = "register " + name + " " + (chance(0.5) ? "b0" : "b1") +
+                 (releases_ && version_ >= 23206 && chance(0.3) ? " gin" : "");
           break;
         case 2:
-          text = "all_reduce " + name + " " + buffer();
+          text = "all_reduce " + name + " " + buffer() +
+                 (releases_ && version_ >= 23100 && chance(0.3) ? " config=cfg1" : "");
           break;
         case 3:
           text = "barrier " + name;
@@ -112,7 +127,7 @@ class Generator {
       }
       protocol.push_back({c, text});
     }
-    if (releases_ && chance(0.4)) protocol.push_back({pick(0, ncomms - 1), "@teardown"});
+    if (releases_ && chance(o_.nccl_231_only ? 0.7 : 0.4)) protocol.push_back({pick(0, ncomms - 1), "@teardown"});
     for (int r = 0; r < ranks_; ++r) {
       std::vector<std::string> body;
       for (const auto& call : protocol) {
@@ -123,7 +138,11 @@ class Generator {
         }
         if (!std::count(members.begin(), members.end(), r)) continue;
         if (call.text[0] != '@') {
-          body.push_back(call.text);
+          // Issue 36: a rank that passes another per-collective config than its peers.
+          if (const size_t at = call.text.find("config=cfg1"); at != std::string::npos && chance(0.1))
+            body.push_back(call.text.substr(0, at) + "config=cfg2");
+          else
+            body.push_back(call.text);
         } else if (std::string t = expand(call.text, call.comm, r); !t.empty()) {
           body.push_back(t);
         }
@@ -280,13 +299,17 @@ class Generator {
       return i == 1 ? "wait_signal " + name + " " + std::to_string(m[0]) : "";
     }
     if (what == "@shrink") return std::count(shrunk_.begin(), shrunk_.end(), r) ? "shrink " + name + " -> K" : "";
-    // @teardown
-    switch (pick(0, 3)) {
+    // @teardown (issue 36: with finalize, an intra-node collective from 2.31)
+    switch (pick(0, 5)) {
       case 0:
       case 1:
         return "destroy " + name;
       case 2:
         return "abort " + name;
+      case 3:
+        return "finalize " + name + "\ndestroy " + name;
+      case 4:
+        return "finalize " + name;
       default:
         return "revoke " + name + "\ndestroy " + name;
     }

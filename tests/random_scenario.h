@@ -28,6 +28,10 @@ struct RandomScenarioOptions {
   // puts (the first call's rendezvous, the symmetric source), shrink and grow of the first comm, and a
   // teardown of one comm by destroy, abort or revoke (abort waits for the peers before 2.24).
   bool nccl_releases = false;
+  // Issue 36: with nccl_releases, only 2.31.0a16 and 2.32.6 (the destroy and finalize barrier, the RMA
+  // setup at the first registration, config=, launch_order_implicit, gin windows; the teardown of one
+  // comm by destroy, abort, finalize or revoke).
+  bool nccl_231_only = false;
 };
 
 std::string random_scenario(std::mt19937& rng, const RandomScenarioOptions& options = {});

@@ -77,6 +77,10 @@ class Issuer {
         }
         add_window(c);
         join_host(c, -1);
+        // NCCL 2.31: the comm's RMA setup runs in this registration's group end, after the user's window
+        // (one more symmetric window per RMA context, in the same host slot here: every rank registers
+        // them alike). One-sided calls issued after the call or group may use it (finish()).
+        if (!mpi && w_.knobs.nccl_version >= model::kRmaSetupAtRegister) rma_setup_.push_back(c.comm);
         return violation_.has_value() ? false : true;
       }
       case OpKind::Deregister: {
@@ -100,7 +104,6 @@ class Issuer {
         join_host(c, -1);
         return !violation_;
       case OpKind::Split:
-        member(c.comm).flags |= kSplitParent;
         if (c.child >= 0) {
           auto& child = member(c.child);
           if (child.flags & kCreated)
@@ -111,6 +114,9 @@ class Issuer {
         return !violation_;
       case OpKind::Finalize:
         member(c.comm).flags |= kFinalized;
+        // NCCL 2.31+: ncclCommFinalize runs commDestroySync, whose intra-node barrier waits for every
+        // member on the host to finalize or destroy the comm (src/init.cc:2936-2961, 2890-2910).
+        if (!mpi && w_.knobs.nccl_version >= model::kDestroyBarrier) join_teardown_barrier(c, false);
         return true;
       case OpKind::Destroy: {
         // Measured on 2x H200 (docs/HARDWARE.md): destroying a comm whose connections were set up
@@ -119,19 +125,28 @@ class Issuer {
         // runtime_connect = off NCCL connects every comm at its creation, so a cold comm waits too:
         // measured on one shared H200 with NCCL 2.30.7 (tests/calibration-probes/
         // destroy_cold_peer_idle_noconnect hangs; docs/HARDWARE.md, 2026-12-02).
-        // From NCCL 2.31.2 a parent's destroy no longer counts a member's abort as its part (the rule
-        // and its source: model::kDestroyParentAfterAbortHangs; documented, unmeasured).
+        // From NCCL 2.31 the destroy of a comm that was not finalized (nor revoked, which marks it
+        // finalized) runs the intra-node barrier of commDestroySync over every member, cold or warm; an
+        // abort never joins it (model::kDestroyBarrier; src/init.cc:2890-2910, 3059-3090).
         auto& m = member(c.comm);
         const bool is_connected = connected(c.comm);
-        const bool abort_blocks =
-            (m.flags & kSplitParent) && w_.knobs.nccl_version >= model::kDestroyParentAfterAbortHangs;
         if (!(m.flags & (kDestroyed | kAborted))) ++st_.comms[static_cast<size_t>(c.comm)].torn_down;
+        const bool finalized = (m.flags & kFinalized) != 0;
         m.flags |= kDestroyed;
+        if (!mpi && w_.knobs.nccl_version >= model::kDestroyBarrier) {
+          if (!finalized) {
+            join_teardown_barrier(c, true);
+          } else if ((m.flags & kTeardownBarrier) &&
+                     w_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Nonblocking) {
+            // A nonblocking finalize returned at once; its barrier runs in the background, and the
+            // destroy waits for it (ncclCommDestroy: ncclCommEnsureReady).
+            push_teardown_barrier_wait(c);
+          }
+          return true;
+        }
         if (is_connected && !mpi)
-          waits_.push_back(Wait{.kind = WaitKind::Teardown,
-                                .comm = static_cast<uint16_t>(c.comm),
-                                .call = static_cast<uint32_t>(c.id),
-                                .count = abort_blocks ? 1u : 0u});
+          waits_.push_back(Wait{
+              .kind = WaitKind::Teardown, .comm = static_cast<uint16_t>(c.comm), .call = static_cast<uint32_t>(c.id)});
         return true;
       }
       case OpKind::Abort:
@@ -231,6 +246,7 @@ class Issuer {
     // group's own window registrations (src/group.cc: regTaskQueue, then rmaCeInitTaskQueue).
     for (const auto& [comm, call] : rma_init_)
       if (!violation_) join_slot(w_.calls[static_cast<size_t>(call)], comm, 0, -1);
+    for (int comm : rma_setup_) member(comm).flags |= kRmaReady;
     if (!parts_.empty()) {
       const bool serialized = w_.knobs.stream_progress == model::StreamProgress::Serialized;
       const uint32_t seq = serialized ? rs_.next_seq++ : 0;
@@ -313,6 +329,21 @@ class Issuer {
     }
     join_slot(c, c.child, sequence, -1);
     return !violation_;
+  }
+
+  // NCCL 2.31+: this rank's destroy or finalize joins the comm's intra-node barrier (commDestroySync);
+  // the thread waits until every member joined it, unless a finalize on a nonblocking comm returns at once
+  // (`destroying`: a destroy, which always waits: ncclCommDestroy blocks on any comm).
+  void join_teardown_barrier(const Call& c, bool destroying) {
+    member(c.comm).flags |= kTeardownBarrier;
+    if (destroying || w_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Blocking)
+      push_teardown_barrier_wait(c);
+  }
+  void push_teardown_barrier_wait(const Call& c) {
+    waits_.push_back(Wait{.kind = WaitKind::Teardown,
+                          .comm = static_cast<uint16_t>(c.comm),
+                          .call = static_cast<uint32_t>(c.id),
+                          .count = kTeardownBarrierWait});
   }
 
   // mpi_progress (model::MpiProgress): the early ranks of a rooted collective (the broadcast's root, the
@@ -456,6 +487,12 @@ class Issuer {
       // functions that the language writes with one statement (Scan and Exscan, Gather and Scatter, ...).
       if (!a.mpi_call.empty() && !b.mpi_call.empty() && a.mpi_call != b.mpi_call)
         return "MPI_" + a.mpi_call + " and MPI_" + b.mpi_call;
+      // NCCL 2.31 nccl.h, ncclCollConfig_t: "The same configuration must be set on every rank; NCCL
+      // validates it only locally" (a rank's maxCTAs, cgaClusterSize... change the kernel it runs).
+      if (a.coll_config != b.coll_config)
+        return "per-collective config " + (a.coll_config.empty() ? std::string("(none)") : a.coll_config) + " and " +
+               (b.coll_config.empty() ? std::string("(none)") : b.coll_config) +
+               " (ncclCollConfig_t must be the same on every rank; NCCL checks it only locally)";
       if (w_.dtype_unknown(a.dtype) || w_.dtype_unknown(b.dtype)) {
         // a type the trace could not say (dtype=any): neither its count nor its type is compared
       } else if (count_a != count_b) {
@@ -602,6 +639,7 @@ class Issuer {
     p.kind = PartKind::Collective;
     p.symmetric = static_cast<uint8_t>(sym);
     p.slot = k;
+    if (!check_launch_order(c)) return false;
     add_part(c.stream, p);
     if (barrier)
       waits_.push_back(Wait{.kind = WaitKind::DevDone,
@@ -667,6 +705,7 @@ class Issuer {
     p.peer = static_cast<uint16_t>(c.peer);
     p.slot = idx;
     p.count = effective_count(c);
+    if (!check_launch_order(c)) return false;
     add_part(c.stream, p);
     return true;
   }
@@ -712,6 +751,32 @@ class Issuer {
     return true;
   }
 
+  // NCCL 2.31 ncclConfig_t.launchOrderImplicit (docs/userguide api/types.rst): kernels of a comm that has
+  // it on "must not overlap with operations on disabled/default communicators"; a kernel issued while one
+  // of the other setting is still pending on this rank's GPU may overlap with it: usage_error.
+  bool check_launch_order(const Call& c) {
+    if (!sem_.launch_order_mixed_ || w_.profile_of(c) != Profile::Nccl) return true;
+    const bool mine = w_.comms[static_cast<size_t>(c.comm)].launch_order_implicit;
+    auto clash = [&](const DevicePart& p) {
+      return !p.done && w_.comms[p.comm].profile == Profile::Nccl && w_.comms[p.comm].launch_order_implicit != mine;
+    };
+    int other = -1;
+    for (const auto& st : rs_.streams)
+      for (const auto& e : st)
+        for (const auto& p : e.parts)
+          if (other < 0 && clash(p)) other = static_cast<int>(p.call);
+    for (const auto& [stream, parts] : parts_)
+      for (const auto& p : parts)
+        if (other < 0 && clash(p)) other = static_cast<int>(p.call);
+    if (other < 0) return true;
+    const int on = mine ? c.id : other;
+    const int off = mine ? other : c.id;
+    return fail(Verdict::UsageError, c,
+                sem_.call_ref(on) + " (launch_order_implicit) may overlap on this GPU with " + sem_.call_ref(off) +
+                    ", on a comm without it: NCCL 2.31 says they must not overlap (order or synchronize them, or "
+                    "configure both comms alike)");
+  }
+
   void add_part(int stream, const DevicePart& p) {
     for (auto& [s, parts] : parts_)
       if (s == stream) {
@@ -739,7 +804,8 @@ class Issuer {
   // NCCL communicators are not thread-safe (user guide, "Thread Safety"): a call on a comm while another
   // thread of this rank is blocked inside a call on it is a usage error.
   bool check_one_thread_in_comm(const Call& c) {
-    if (c.comm < 0) return true;
+    // A framework-level group serialises its threads' calls (the guard, step_relation.cpp): no error.
+    if (c.comm < 0 || w_.comms[static_cast<size_t>(c.comm)].serialized) return true;
     for (size_t t = 0; t < rs_.threads.size(); ++t) {
       if (static_cast<int>(t) == t_) continue;
       for (const Wait& w : rs_.threads[t].waits) {
@@ -765,9 +831,19 @@ class Issuer {
       return fail(Verdict::UsageError, c,
                   "put_signal from '" + bname(c.buffer) + "', which is not in a symmetric window on " +
                       w_.comm_name(c.comm) + " (ncclPutSignal returns ncclInvalidArgument)");
-    // The rank's first one-sided call on the comm also registers NCCL's signal window: a host
-    // collective over every member at the group's end (finish()).
-    if (auto& m = member(c.comm); !(m.flags & kRmaReady)) {
+    if (w_.knobs.nccl_version >= model::kRmaSetupAtRegister) {
+      // NCCL 2.31: the RMA setup ran at the rank's first window registration on the comm (kRmaReady, set
+      // at the end of that registration's call or group) or in init (NCCL_RMA_EAGER_INIT); before it,
+      // ncclSignal and ncclWaitSignal return ncclInvalidUsage (src/enqueue.cc:2853-2860). A put needs a
+      // symmetric source window, checked above.
+      if (!w_.knobs.rma_eager_init && !(member(c.comm).flags & kRmaReady))
+        return fail(Verdict::UsageError, c,
+                    std::string(c.kind == OpKind::Signal ? "signal" : "wait_signal") + " on " + w_.comm_name(c.comm) +
+                        " before RMA is initialized: this rank registered no window on it before this call or group "
+                        "(NCCL 2.31: ncclInvalidUsage; register a window first, or set rma_eager_init = on)");
+    } else if (auto& m = member(c.comm); !(m.flags & kRmaReady)) {
+      // Up to 2.30.x the rank's first one-sided call on the comm also registers NCCL's signal window: a
+      // host collective over every member at the group's end (finish()).
       m.flags |= kRmaReady;
       rma_init_.emplace_back(c.comm, c.id);
     }
@@ -778,6 +854,7 @@ class Issuer {
     p.peer = static_cast<uint16_t>(c.peer);
     p.slot = static_cast<uint32_t>(c.id);  // each call is issued once per run
     p.count = c.kind == OpKind::WaitSignal ? (c.count > 0 ? static_cast<uint64_t>(c.count) : 1) : effective_count(c);
+    if (!check_launch_order(c)) return false;
     add_part(c.stream, p);
     return true;
   }
@@ -793,6 +870,7 @@ class Issuer {
   std::vector<Wait> sent_;                     // buffered sends of this call (ThreadState::sent)
   std::vector<std::pair<int, int>> aborted_;   // (comm, abort call) of the aborts among these calls
   std::vector<std::pair<int, int>> rma_init_;  // (comm, call) of the first one-sided calls among these calls
+  std::vector<int> rma_setup_;                 // NCCL 2.31: comms whose RMA setup these registrations ran
   // The child sequence of a grow by a new rank (no parent): compared with nothing.
   static constexpr uint64_t kNoParent = UINT64_MAX;
 };

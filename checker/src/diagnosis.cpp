@@ -217,13 +217,16 @@ std::string Semantics::describe_wait(const State& s, int rank, const Wait& w) co
       for (int m : comm.members) miss(m);
       break;
     case WaitKind::Teardown:
-      out = world_.calls[w.call].kind == OpKind::Abort
-                ? "waits in the abort for every member to abort or destroy " + comm.name + " (NCCL before " +
-                      model::nccl_version_text(model::kAbortIsLocal) + ": abort is an intra-node collective)"
-                : "waits for every member to destroy " + comm.name + " (it is connected)";
-      if (w.count == 1)
-        out += "; from NCCL " + model::nccl_version_text(model::kDestroyParentAfterAbortHangs) +
-               " a member that aborted a parent comm never does";
+      if (w.count == kTeardownBarrierWait)
+        out = "waits in the intra-node barrier of " +
+              std::string(world_.calls[w.call].kind == OpKind::Finalize ? "ncclCommFinalize" : "ncclCommDestroy") +
+              " for every member to destroy or finalize " + comm.name +
+              " (NCCL 2.31: commDestroySync; a member that aborted or revoked it never joins)";
+      else
+        out = world_.calls[w.call].kind == OpKind::Abort
+                  ? "waits in the abort for every member to abort or destroy " + comm.name + " (NCCL before " +
+                        model::nccl_version_text(model::kAbortIsLocal) + ": abort is an intra-node collective)"
+                  : "waits for every member to destroy " + comm.name + " (it is connected)";
       for (int m : comm.members) {
         const auto& ms = s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))];
         if (owes_teardown(w, ms.flags)) miss(m);
@@ -473,8 +476,10 @@ std::vector<WaitDependency> Semantics::wait_dependencies(const State& s) const {
             break;
           case WaitKind::Teardown:
             d.comm = w.comm;
-            d.label =
-                (world_.calls[w.call].kind == OpKind::Abort ? "abort of " : "destroy of ") + world_.comm_name(w.comm);
+            d.label = (world_.calls[w.call].kind == OpKind::Abort      ? "abort of "
+                       : world_.calls[w.call].kind == OpKind::Finalize ? "finalize of "
+                                                                       : "destroy of ") +
+                      world_.comm_name(w.comm);
             on_members(d, w.comm, [&](int m) { return owes_teardown(w, member(m, w.comm).flags); });
             break;
           case WaitKind::StoreKey:

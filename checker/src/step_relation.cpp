@@ -20,8 +20,14 @@ using model::Verdict;
 // ---------------------------------------------------------------------------------------------
 
 namespace {
-// Calls whose effect reads or removes the rank's pending device work (see IndependenceInfo).
-bool reads_device(const Call& c, Profile profile) {
+// Calls whose effect reads or removes the rank's pending device work (see IndependenceInfo). With comms
+// of both launchOrderImplicit settings (NCCL 2.31+), a stream-ordered call reads it too: whether its
+// kernels may overlap with the other setting's depends on what is still pending (call_effects.cpp).
+bool reads_device(const Call& c, Profile profile, bool launch_order_mixed) {
+  if (launch_order_mixed && profile == Profile::Nccl) {
+    const OpClass k = model::op_class(c.kind, profile);
+    if (k == OpClass::StreamOrdered || k == OpClass::StreamThenSync) return true;
+  }
   switch (c.kind) {
     case OpKind::Free:
     case OpKind::CudaFree:
@@ -34,9 +40,19 @@ bool reads_device(const Call& c, Profile profile) {
       return false;
   }
 }
+
+bool launch_order_mixed(const model::World& world) {
+  if (world.knobs.nccl_version < model::kCollConfig) return false;
+  bool on = false;
+  bool off = false;
+  for (const auto& c : world.comms)
+    if (c.profile == Profile::Nccl) (c.launch_order_implicit ? on : off) = true;
+  return on && off;
+}
 }  // namespace
 
-Semantics::Semantics(const model::World& world) : world_(world), control_(compile_control(world)) {
+Semantics::Semantics(const model::World& world)
+    : launch_order_mixed_(launch_order_mixed(world)), world_(world), control_(compile_control(world)) {
   // Comms are visited in id order, so every rank's list is sorted (local_index searches it).
   member_comms_.resize(static_cast<size_t>(world.ranks));
   for (const auto& c : world.comms)
@@ -44,10 +60,11 @@ Semantics::Semantics(const model::World& world) : world_(world), control_(compil
   reads_device_ahead_ = control_.lookahead([&](const ControlEdge& e) {
     if (e.kind == ControlEdge::Kind::Call)
       return reads_device(world_.calls[static_cast<size_t>(e.call)],
-                          world_.profile_of(world_.calls[static_cast<size_t>(e.call)]));
+                          world_.profile_of(world_.calls[static_cast<size_t>(e.call)]), launch_order_mixed_);
     if (e.kind == ControlEdge::Kind::Group)
       for (int c : control_.groups[static_cast<size_t>(e.group)])
-        if (reads_device(world_.calls[static_cast<size_t>(c)], world_.profile_of(world_.calls[static_cast<size_t>(c)])))
+        if (reads_device(world_.calls[static_cast<size_t>(c)], world_.profile_of(world_.calls[static_cast<size_t>(c)]),
+                         launch_order_mixed_))
           return true;
     return false;
   });
@@ -75,7 +92,8 @@ bool Semantics::thread_ended(const State& s, int rank, int thread) const {
 
 bool Semantics::step_reads_device(const Step& step) const {
   for (int c : step_calls(step))
-    if (reads_device(world_.calls[static_cast<size_t>(c)], world_.profile_of(world_.calls[static_cast<size_t>(c)])))
+    if (reads_device(world_.calls[static_cast<size_t>(c)], world_.profile_of(world_.calls[static_cast<size_t>(c)]),
+                     launch_order_mixed_))
       return true;
   return false;
 }
@@ -200,13 +218,14 @@ bool Semantics::wait_holds(const State& s, int rank, const Wait& w) const {
       return w.dir == 0 ? other->recvs > w.slot : other->sends > w.slot;
     }
     case WaitKind::Teardown:
-      if (s.comms[w.comm].torn_down != world_.comms[w.comm].members.size()) return false;
-      if (w.count == 1)  // every member destroyed or aborted; an abort may still not count (owes_teardown)
+      if (w.count == kTeardownBarrierWait) {  // NCCL 2.31+: every member joined the intra-node barrier
         for (int m : world_.comms[w.comm].members)
           if (owes_teardown(w,
                             s.ranks[static_cast<size_t>(m)].members[static_cast<size_t>(local_index(m, w.comm))].flags))
             return false;
-      return true;
+        return true;
+      }
+      return s.comms[w.comm].torn_down == world_.comms[w.comm].members.size();
     case WaitKind::StoreKey:
       return s.store[w.slot] >= w.count;
     case WaitKind::P2pAny:
@@ -263,6 +282,18 @@ Semantics::NonblockingWait Semantics::nonblocking_wait(const State& s, int rank,
 
 bool Semantics::guard_holds(const State& s, int rank, const Call& c, std::string* why) const {
   const auto& rs = s.ranks[static_cast<size_t>(rank)];
+  // A framework-level group (`serialized`, PyTorch's ProcessGroupNCCL): a call waits while another
+  // thread of the rank is inside a call on the group (the threads' calls are serialised per group).
+  if (c.comm >= 0 && world_.comms[static_cast<size_t>(c.comm)].serialized)
+    for (size_t t = 0; t < rs.threads.size(); ++t)
+      for (const Wait& w : rs.threads[t].waits)
+        if (w.kind != WaitKind::StoreKey && w.comm == c.comm && !wait_holds(s, rank, w)) {
+          if (why)
+            *why = "waits for thread " + world_.programs[static_cast<size_t>(rank)].threads[t].name +
+                   "'s call on serialized group " + world_.comm_name(c.comm) + " (" + call_ref(static_cast<int>(w.call)) +
+                   ") to return";
+          return false;
+        }
   switch (const NonblockingWait nb = nonblocking_wait(s, rank, c); nb.kind) {
     case NonblockingWait::HostSlot:
       if (why)

@@ -215,6 +215,11 @@ class Lexer {
              (std::isdigit(static_cast<unsigned char>(s_[pos_])) ||
               (s_[pos_] == '.' && pos_ + 1 < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_ + 1])))))
         ++pos_;
+      // A development pre-release (`2.31.0a16`): its suffix belongs to the release number.
+      if (pos_ + 1 < s_.size() && s_[pos_] == 'a' && std::isdigit(static_cast<unsigned char>(s_[pos_ + 1]))) {
+        ++pos_;
+        while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) ++pos_;
+      }
       return make(TokKind::Version, begin, pos_);
     }
     size_t suffix_begin = pos_;

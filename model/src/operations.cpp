@@ -71,6 +71,8 @@ std::string_view observed_outcome_name(ObservedOutcome outcome) {
 }
 
 std::string nccl_version_text(uint32_t code) {
+  if (code == kMeasuredPrerelease)
+    return "2.31.0a" + std::to_string(kMeasuredPrereleaseNumber);  // the 2.31.0 collmc knows (operations.h)
   return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
 }
 

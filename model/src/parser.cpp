@@ -255,22 +255,26 @@ class Parser {
     end_of_statement();
   }
 
-  // `2.29` or `2.30.7` (NCCL releases 2.9 and later: minor and patch below 100).
+  // `2.29`, `2.30.7` or a development pre-release `2.31.0a16` (NCCL releases 2.9 and later: minor and
+  // patch below 100). A pre-release has 2.MINOR.PATCH's version code (NCCL_VERSION_CODE has no suffix).
   uint32_t nccl_version(const Token& tok) {
     if (!at(TokKind::Version)) fail_at(tok, "an NCCL release such as 2.28 or 2.30.7");
     advance();
+    const size_t suffix = tok.text.find('a');
+    const std::string number = tok.text.substr(0, suffix);
     std::vector<uint32_t> parts;
     size_t start = 0;
-    while (start <= tok.text.size()) {
-      const size_t dot = tok.text.find('.', start);
-      const std::string part = tok.text.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    while (start <= number.size()) {
+      const size_t dot = number.find('.', start);
+      const std::string part = number.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
       if (part.size() > 3) fail_msg(tok, "NCCL release '" + tok.text + "': a part too large");
       parts.push_back(static_cast<uint32_t>(std::stoul(part)));
       if (dot == std::string::npos) break;
       start = dot + 1;
     }
-    if (parts.size() > 3 || parts[0] != 2 || parts[1] >= 100 || (parts.size() == 3 && parts[2] >= 100))
-      fail_msg(tok, "NCCL release '" + tok.text + "': expected 2.MINOR or 2.MINOR.PATCH");
+    if (parts.size() > 3 || parts[0] != 2 || parts[1] >= 100 || (parts.size() == 3 && parts[2] >= 100) ||
+        (suffix != std::string::npos && (parts.size() != 3 || tok.text.size() - suffix > 3)))
+      fail_msg(tok, "NCCL release '" + tok.text + "': expected 2.MINOR, 2.MINOR.PATCH or 2.MINOR.PATCHaN");
     return nccl_version_code(parts[0], parts[1], parts.size() == 3 ? parts[2] : 0);
   }
 
@@ -319,6 +323,13 @@ class Parser {
         sc_.knobs.stream_progress = StreamProgress::Serialized;
       else
         bad("independent or serialized");
+    } else if (key == "rma_eager_init") {
+      if (val == "on")
+        sc_.knobs.rma_eager_init = true;
+      else if (val == "off")
+        sc_.knobs.rma_eager_init = false;
+      else
+        bad("on or off");
     } else if (key == "mpi_progress") {
       if (val == "sync")
         sc_.knobs.mpi_progress = MpiProgress::Sync;
@@ -330,8 +341,8 @@ class Parser {
         bad("sync, strong or weak");
     } else {
       fail_msg(key_tok, "unknown knob '" + key +
-                            "': expected profile, comm_mode, runtime_connect, stream_progress, mpi_progress or "
-                            "nccl_version");
+                            "': expected profile, comm_mode, runtime_connect, stream_progress, mpi_progress, "
+                            "rma_eager_init or nccl_version");
     }
     end_of_statement();
   }
@@ -479,8 +490,14 @@ class Parser {
       } else if (m.text == "mpi" || m.text == "nccl") {
         if (decl.profile) fail_msg(m, "communicator library given twice");
         decl.profile = m.text == "mpi" ? Profile::Mpi : Profile::Nccl;
+      } else if (m.text == "serialized") {
+        decl.serialized = true;
+      } else if (m.text == "launch_order_implicit") {
+        decl.launch_order_implicit = true;
       } else {
-        fail_at(m, "'blocking', 'nonblocking', 'uninit', 'mpi', 'nccl' or end of statement");
+        fail_at(m,
+                "'blocking', 'nonblocking', 'uninit', 'mpi', 'nccl', 'serialized', 'launch_order_implicit' or end "
+                "of statement");
       }
     }
     end_of_statement();
@@ -687,6 +704,9 @@ class Parser {
           } else if (at_name("default")) {
             advance();
             s.flag = RegFlag::Default;
+          } else if (at_name("gin")) {
+            advance();
+            s.flag = RegFlag::GinOnly;
           }
           break;
         case OpForm::CommBuffer:
@@ -812,6 +832,9 @@ class Parser {
         s.args.redop = expect_name("a reduction name");
       } else if (key.text == "call" && collective) {
         s.args.mpi_call = expect_name("the MPI function (Allreduce, Iallreduce, ...)");
+      } else if (key.text == "config" && collective) {
+        s.args.config_loc = loc_of(peek());
+        s.args.coll_config = expect_name("the name of a per-collective configuration (ncclCollConfig_t)");
       } else if (key.text == "tag" && op_form(s.op) == OpForm::PointToPoint) {
         s.args.tag_loc = loc_of(peek());
         const bool receives = s.op == OpKind::Recv || s.op == OpKind::Probe;
@@ -832,7 +855,7 @@ class Parser {
       } else {
         const bool p2p = op_form(s.op) == OpForm::PointToPoint;
         fail_msg(key, "unknown argument '" + key.text + "': expected count=N, root=R, dtype=NAME, op=NAME" +
-                          (collective ? ", call=NAME" : "") + (p2p ? ", tag=N" : "") +
+                          (collective ? ", call=NAME, config=NAME" : "") + (p2p ? ", tag=N" : "") +
                           (s.op == OpKind::Send ? ", mode=buffered" : "") + " or on STREAM");
       }
     }

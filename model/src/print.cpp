@@ -35,6 +35,7 @@ std::string call_args(const World& w, const Call& c) {
   if (c.dtype != 0) out += " dtype=" + w.dtypes[static_cast<size_t>(c.dtype)];
   if (c.redop != 0) out += " op=" + w.redops[static_cast<size_t>(c.redop)];
   if (!c.mpi_call.empty()) out += " call=" + c.mpi_call;
+  if (!c.coll_config.empty()) out += " config=" + c.coll_config;
   if (c.tag != 0) out += " tag=" + (c.tag == kAnyTag ? std::string("any") : std::to_string(c.tag));
   if (c.buffered) out += " mode=buffered";
   if (c.stream != 0) out += " on " + w.streams[static_cast<size_t>(c.stream)];
@@ -76,6 +77,7 @@ class Printer {
            << (k.stream_progress == StreamProgress::Serialized ? "serialized" : "independent") << "\n";
     if (k.mpi_progress != defaults.mpi_progress)
       out_ << "set mpi_progress = " << mpi_progress_name(k.mpi_progress) << "\n";
+    if (k.rma_eager_init) out_ << "set rma_eager_init = on\n";
   }
 
   // Instances of one declaration stay together, in the World's order (which is the resolver's).
@@ -98,6 +100,8 @@ class Printer {
       if (first.mode != w_.knobs.comm_mode) out_ << " " << comm_mode_name(first.mode);
       if (first.uninit && !first.per_rank) out_ << " uninit";
       if (first.profile != w_.knobs.profile) out_ << " " << profile_name(first.profile);
+      if (first.serialized) out_ << " serialized";
+      if (first.launch_order_implicit) out_ << " launch_order_implicit";
       out_ << "\n";
       i = end;
     }
@@ -211,7 +215,9 @@ std::string print_call(const World& w, const Call& c) {
     case OpForm::Buffer:
       return op + " " + buffer(c.buffer);
     case OpForm::Window:
-      return op + " " + comm_word(w, c.comm) + " " + buffer(c.buffer) + (c.flag == RegFlag::Default ? " default" : "");
+      return op + " " + comm_word(w, c.comm) + " " + buffer(c.buffer) + (c.flag == RegFlag::Default ? " default"
+                                                                : c.flag == RegFlag::GinOnly ? " gin"
+                                                                                             : "");
     case OpForm::CommBuffer:
       return op + " " + comm_word(w, c.comm) + " " + buffer(c.buffer);
     case OpForm::Comm:

@@ -83,6 +83,13 @@ class Resolver {
         c.uninit = decl.uninit;
         c.per_rank = decl.per_rank;
         c.profile = decl.profile.value_or(sc_.knobs.profile);
+        c.serialized = decl.serialized;
+        c.launch_order_implicit = decl.launch_order_implicit;
+        if (c.launch_order_implicit && i == 0 && sc_.knobs.nccl_version < kCollConfig)
+          w_.warnings.push_back(Diagnostic{decl.loc, "launch_order_implicit (ncclConfig_t.launchOrderImplicit) is an "
+                                                     "NCCL 2.31 setting; the scenario models " +
+                                                         nccl_version_text(sc_.knobs.nccl_version) +
+                                                         ", where it has no effect"});
         c.loc = decl.loc;
         if (decl.family) {
           std::string n = decl.name + "{";
@@ -613,6 +620,7 @@ class Resolver {
     if (!s.args.dtype.empty()) c.dtype = intern(w_.dtypes, canonical_dtype(s.args.dtype));
     if (!s.args.redop.empty()) c.redop = intern(w_.redops, s.args.redop);
     c.mpi_call = s.args.mpi_call;
+    c.coll_config = s.args.coll_config;
     if (s.args.count) c.count = *s.args.count;
     if (s.args.root) c.root = *s.args.root;
     if (s.peer) c.peer = *s.peer;
@@ -642,6 +650,24 @@ class Resolver {
       usage(c, s.loc,
             std::string(op_info(s.op).nccl_name) + " needs NCCL " + nccl_version_text(since) +
                 " or later; the scenario models " + nccl_version_text(sc_.knobs.nccl_version) + " (set nccl_version)");
+    // Issue 36: the per-collective config (nccl*Config, ncclCollConfig_t) and GIN-only windows
+    // (NCCL_WIN_GIN_ONLY) are NCCL calls of 2.31 and 2.32.
+    if (!s.args.coll_config.empty()) {
+      if (stmt_profile(s) == Profile::Mpi)
+        usage(c, s.args.config_loc, "config= is an NCCL per-collective configuration; '" + s.comm + "' is an mpi communicator");
+      else if (sc_.knobs.nccl_version < kCollConfig)
+        usage(c, s.args.config_loc,
+              "config= (nccl*Config, ncclCollConfig_t) needs NCCL 2.31 or later; the scenario models " +
+                  nccl_version_text(sc_.knobs.nccl_version) + " (set nccl_version)");
+    }
+    if (s.op == OpKind::Register && s.flag == RegFlag::GinOnly) {
+      if (stmt_profile(s) == Profile::Mpi)
+        usage(c, s.loc, "a GIN-only window (NCCL_WIN_GIN_ONLY) is NCCL's; '" + s.comm + "' is an mpi communicator");
+      else if (sc_.knobs.nccl_version < kGinOnlyWindows)
+        usage(c, s.loc,
+              "a GIN-only window (NCCL_WIN_GIN_ONLY) needs NCCL 2.32 or later; the scenario models " +
+                  nccl_version_text(sc_.knobs.nccl_version) + " (set nccl_version)");
+    }
     if (nccl_only(s.op) && stmt_profile(s) == Profile::Mpi)
       usage(c, s.loc, "'" + std::string(op_name(s.op)) + "' is an NCCL call; '" + s.comm + "' is an mpi communicator");
     if (c.peer == rank_ && is_one_sided(s.op)) usage(c, s.peer_loc, "'" + std::string(op_name(s.op)) + "' to itself");

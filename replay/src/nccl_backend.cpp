@@ -88,6 +88,7 @@ class NcclBackend : public Backend {
       return "";
     }
     if (refusal = grow_numbering_refusal(w); !refusal.empty()) return "";
+    if (refusal = issue36_refusal(w); !refusal.empty()) return "";
     NcclProbe probe;
     const std::string why = probe_machine(probe);
     if (probe.version > 0) {  // loaded, whatever the GPUs said: the report names it
@@ -126,6 +127,7 @@ class NcclBackend : public Backend {
   void start(const ReplayPlan& plan, SharedMemory& shared, const ReplayOptions& options, const std::string&) override {
     setenv("NCCL_NVLS_ENABLE", "0", 1);  // NVLink multicast stays off on the lent machines
     setenv("NCCL_RUNTIME_CONNECT", plan.world->knobs.runtime_connect ? "1" : "0", 1);
+    if (plan.world->knobs.rma_eager_init) setenv("NCCL_RMA_EAGER_INIT", "1", 1);
     // Only where the placement needs it: NCCL otherwise refuses two ranks of a comm on one GPU, as
     // it does for a user who did not ask.
     if (shares_comm_gpu_)

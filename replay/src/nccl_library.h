@@ -30,6 +30,21 @@ using ncclSignal_fn = ncclResult_t (*)(int, int, int, unsigned int, ncclComm_t, 
 using ncclWaitSignal_fn = ncclResult_t (*)(int, NcclWaitSignalDesc*, ncclComm_t, cudaStream_t);
 using ncclCommGetUniqueId_fn = ncclResult_t (*)(ncclComm_t, ncclUniqueId*);
 using ncclCommGrow_fn = ncclResult_t (*)(ncclComm_t, int, const ncclUniqueId*, int, ncclComm_t*, ncclConfig_t*);
+// NCCL 2.31's ncclCollConfig_t (ncclCollConfig_v23100 in nccl.h.in of 2.31.0a16: size, magic, version,
+// ext, then minCTAs, maxCTAs, nvlsCTAs, cgaClusterSize; INT_MIN = unset), for ncclAllReduceConfig.
+struct NcclCollConfig {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  void* ext;
+  int minCTAs;
+  int maxCTAs;
+  int nvlsCTAs;
+  int cgaClusterSize;
+};
+inline constexpr unsigned int kNcclApiMagic = 0xcafebeef;  // NCCL_API_MAGIC
+using ncclAllReduceConfig_fn = ncclResult_t (*)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                                                cudaStream_t, const NcclCollConfig*);
 
 struct NcclLibrary {
 // NOLINTBEGIN(bugprone-macro-parentheses): the argument is a member's name, not an expression

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -347,6 +348,15 @@ class NcclCalls : public RankCalls {
       case OpKind::AllReduce: {
         char* in = ptr(c.buffer);
         char* out = c.buffer2 >= 0 ? ptr(c.buffer2) : in;
+        if (!c.coll_config.empty()) {
+          // config=maxctasN (nccl_support.h: the one form the replay runs): ncclCollConfig_t's maxCTAs.
+          require(lib_.ncclAllReduceConfig, "ncclAllReduceConfig");
+          NcclCollConfig config{sizeof(NcclCollConfig), kNcclApiMagic, static_cast<unsigned int>(lib_.version),
+                                nullptr, INT_MIN, config_max_ctas(c.coll_config), INT_MIN, INT_MIN};
+          nccl(lib_.ncclAllReduceConfig(in, out, count_of(c), dtype(c.dtype), redop(c.redop), comm, stream, &config),
+               "ncclAllReduceConfig", comm);
+          return;
+        }
         nccl(lib_.ncclAllReduce(in, out, count_of(c), dtype(c.dtype), redop(c.redop), comm, stream), "ncclAllReduce",
              comm);
         return;

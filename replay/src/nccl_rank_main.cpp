@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   }
   setenv("NCCL_NVLS_ENABLE", "0", 1);  // NVLink multicast stays off on the lent machines
   setenv("NCCL_RUNTIME_CONNECT", world.knobs.runtime_connect ? "1" : "0", 1);
+  if (world.knobs.rma_eager_init) setenv("NCCL_RMA_EAGER_INIT", "1", 1);  // NCCL 2.31+; older ones ignore it
   std::string why;
   const int gpu = gpu_for_local_rank(local_rank, why);
   if (gpu < 0) rank_give_up(shared, rank, why);

@@ -238,10 +238,12 @@ std::string missing_function_refusal(const model::World& world, const NcclProbe&
       return lib + " has no " + std::string(f) + ", which every replay calls" + since_text(f) +
              " (--nccl LIB loads another)";
   for (const auto& call : world.calls)
-    for (std::string_view f : nccl_functions_for(call.kind))
+    for (std::string_view f : nccl_functions_for(call.kind)) {
+      if (!call.coll_config.empty() && call.kind == model::OpKind::AllReduce) f = "ncclAllReduceConfig";
       if (!probe.has(f))
         return "`" + call.text + "` (" + call.loc.str() + ") calls " + std::string(f) + ", which " + lib +
                " does not have" + since_text(f) + " (--nccl LIB loads another; docs/HARDWARE.md says how to build one)";
+    }
   return "";
 }
 
@@ -344,6 +346,35 @@ std::string grow_numbering_refusal(const model::World& w) {
       return "`" + call.text + "` (" + call.loc.str() + "): NCCL numbers the grown comm " + w.comm_name(call.child) +
              " with the parent's ranks first, in the parent's order; list " + w.comm_name(call.comm) +
              "'s members first in " + w.comm_name(call.child) + " to replay it";
+  }
+  return {};
+}
+
+int config_max_ctas(const std::string& config) {
+  constexpr std::string_view kPrefix = "maxctas";
+  if (config.size() <= kPrefix.size() || config.size() > kPrefix.size() + 4 || config.rfind(kPrefix, 0) != 0)
+    return -1;
+  int n = 0;
+  for (size_t i = kPrefix.size(); i < config.size(); ++i) {
+    if (config[i] < '0' || config[i] > '9') return -1;
+    n = n * 10 + (config[i] - '0');
+  }
+  return n > 0 ? n : -1;
+}
+
+std::string issue36_refusal(const model::World& w) {
+  for (const auto& c : w.comms) {
+    if (c.launch_order_implicit)
+      return "comm " + c.name + " is launch_order_implicit: the replay does not set ncclConfig_t.launchOrderImplicit yet";
+    if (c.serialized)
+      return "comm " + c.name + " is serialized (a framework-level group): the replay runs NCCL's own comms only";
+  }
+  for (const auto& call : w.calls) {
+    if (call.kind == model::OpKind::Register && call.flag == model::RegFlag::GinOnly)
+      return "`" + call.text + "` (" + call.loc.str() + "): GIN-only windows (NCCL 2.32) are not replayed yet";
+    if (!call.coll_config.empty() && (call.kind != model::OpKind::AllReduce || config_max_ctas(call.coll_config) < 0))
+      return "`" + call.text + "` (" + call.loc.str() +
+             "): the replay runs config=maxctasN (ncclCollConfig_t.maxCTAs) on all_reduce only";
   }
   return {};
 }

@@ -371,6 +371,7 @@ class Emitter {
     if (reduction && is_known_redop(c.redop)) a += " op=" + c.redop;
     if (rooted && valid_rank(c.root)) a += " root=" + std::to_string(*c.root);
     if (!c.mpi_call.empty()) a += " call=" + c.mpi_call;
+    if (!c.coll_config.empty()) a += " config=" + c.coll_config;
     if (!c.stream.empty() && c.stream != "main") a += " on " + sanitize(c.stream, "s_");
     return a;
   }

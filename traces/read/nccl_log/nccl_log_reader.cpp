@@ -62,6 +62,7 @@ struct Process {
   std::vector<HeldCall> calls;
   std::map<std::string, CommSeen> comm_by_ptr;          // the comm a pointer stands for now
   std::map<std::string, size_t> open_init;              // comm ptr -> index of its Init START call
+  std::map<std::string, size_t> open_teardown;          // comm ptr -> its Destroy/Finalize START call (2.31+)
   std::vector<std::pair<std::string, CommSeen>> comms;  // every comm this process joined, in order
   const std::string* keys_file = nullptr;               // the file the shapes' keys were found in
   int global_rank = -1;
@@ -190,8 +191,11 @@ class LogReader {
     const std::string tid_text(tid);
     if (head.starts_with("ncclComm") && has(tokens, "Init")) {
       read_init(p, tid_text, tokens, w);
-    } else if (head == "comm" && (has(tokens, "Destroy") || has(tokens, "Abort")) && has(tokens, "COMPLETE")) {
+    } else if (head == "comm" && (has(tokens, "Destroy") || has(tokens, "Abort") || has(tokens, "Finalize")) &&
+               (has(tokens, "COMPLETE") || has(tokens, "START"))) {
       read_destroy(p, tid_text, tokens, w);
+    } else if (line.find("NCCL_RMA_EAGER_INIT set by environment to 1") != std::string_view::npos) {
+      note_once("NCCL_RMA_EAGER_INIT=1 was set: NCCL 2.31+ ran the RMA setup at init (check with set rma_eager_init = on)");
     } else if (head.size() > 1 && head.back() == ':' && tokens.size() > 1 && tokens[1].text == "opCount") {
       read_collective(p, tid_text, tokens, w);
     }
@@ -335,16 +339,44 @@ class LogReader {
     if (!complete) p.open_init[ptr] = index;
   }
 
+  // "comm 0x.. rank R ... - Destroy COMPLETE" (and Abort); from NCCL 2.31 also "- Destroy START",
+  // "- Finalize START" and "- Finalize COMPLETE" (src/init.cc ncclCommDestroy, ncclCommFinalize,
+  // commDestroySync): a START without its COMPLETE is a teardown that never returned (2.31's intra-node
+  // barrier waits for every member on the host), so the call stays Started.
   void read_destroy(Process& p, const std::string& tid, const std::vector<Token>& t, const Where& w) {
     std::string ptr = pointer(t, "comm", w);
     auto it = p.comm_by_ptr.find(ptr);
     if (it == p.comm_by_ptr.end()) return;  // a comm we never saw created: nothing to destroy here
+    const bool complete = has(t, "COMPLETE");
+    const CallKind kind = has(t, "Abort")      ? CallKind::CommAbort
+                          : has(t, "Finalize") ? CallKind::CommFinalize
+                                               : CallKind::CommDestroy;
+    if (auto open = p.open_teardown.find(ptr); complete && open != p.open_teardown.end()) {
+      // The return of a call seen starting (a destroy after a finalize logs no START of its own).
+      HeldCall& started = p.calls[open->second];
+      if (p.shapes[started.shape].call.kind == kind) {
+        started.state = static_cast<uint32_t>(CallState::Completed) & 3u;
+        p.open_teardown.erase(open);
+        if (kind != CallKind::CommFinalize) {
+          p.comm_by_ptr.erase(it);
+          p.shapes.forget_keys();
+        }
+        return;
+      }
+    }
     CallShape shape;
-    shape.call.kind = has(t, "Abort") ? CallKind::CommAbort : CallKind::CommDestroy;
+    shape.call.kind = kind;
     shape.call.comm = it->second.id;
-    add_call(p, std::move(shape), source_of(tid, t, w), CallState::Completed, w.line);
-    p.comm_by_ptr.erase(it);
-    p.shapes.forget_keys();
+    const size_t index = add_call(p, std::move(shape), source_of(tid, t, w),
+                                  complete ? CallState::Completed : CallState::Started, w.line);
+    if (!complete) {
+      p.open_teardown[ptr] = index;
+      return;
+    }
+    if (kind != CallKind::CommFinalize) {
+      p.comm_by_ptr.erase(it);
+      p.shapes.forget_keys();
+    }
   }
 
   void read_collective(Process& p, const std::string& tid, const std::vector<Token>& t, const Where& w) {

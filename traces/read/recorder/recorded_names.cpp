@@ -16,6 +16,8 @@ const std::map<std::string, RecordedName, std::less<>>& recorded_names() {
     m.emplace("ncclCommInitRankConfig", RecordedName{CallKind::CommInit, Recorded::Operation});
     m.emplace("ncclCommInitRankScalable", RecordedName{CallKind::CommInit, Recorded::Operation});
     m.emplace("ncclBcast", RecordedName{CallKind::Broadcast, Recorded::Operation});
+    // NCCL 2.31's per-collective config variant (its config's name in the `config` field: `config=`).
+    m.emplace("ncclAllReduceConfig", RecordedName{CallKind::AllReduce, Recorded::Operation});
     m.emplace("ncclGroupStart", RecordedName{CallKind::GroupStart, Recorded::GroupStart});
     m.emplace("ncclGroupEnd", RecordedName{CallKind::GroupEnd, Recorded::GroupEnd});
     m.emplace("ncclGetUniqueId", RecordedName{CallKind::Other, Recorded::Ignored});

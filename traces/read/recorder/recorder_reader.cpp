@@ -444,6 +444,7 @@ class ProcessPass {
       }
       if (has_root) pc.root_in_comm = in.integer("root");
       c.stream = stream_name(in.hex("stream"));
+      if (in.find("config")) c.coll_config = in.string("config");
     };
 
     c.kind = how.kind;

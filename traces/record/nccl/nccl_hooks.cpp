@@ -6,6 +6,7 @@
 #include <nccl.h>
 
 #include <climits>
+#include <cstdio>
 
 #include "hook.h"
 #include "nccl_names.h"
@@ -44,6 +45,25 @@ ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags);
 ncclResult_t ncclCommGetUniqueId(ncclComm_t comm, ncclUniqueId* uniqueId);
 ncclResult_t ncclCommGrow(ncclComm_t comm, int nRanks, const ncclUniqueId* uniqueId, int rank, ncclComm_t* newcomm,
                           ncclConfig_t* config);
+}
+#endif
+
+#if NCCL_VERSION_CODE < NCCL_VERSION(2, 31, 0)
+extern "C" {
+// NCCL 2.31's ncclCollConfig_t (nccl.h.in of 2.31.0a16, ncclCollConfig_v23100) and the one nccl*Config
+// collective recorded so far.
+typedef struct ncclCollConfig_v23100 {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  void* ext;
+  int minCTAs;
+  int maxCTAs;
+  int nvlsCTAs;
+  int cgaClusterSize;
+} ncclCollConfig_t;
+ncclResult_t ncclAllReduceConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                 ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config);
 }
 #endif
 
@@ -272,6 +292,43 @@ ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count, n
         collective_args(in, comm, sendbuff, recvbuff, count, datatype).str("op", op_name(op)).ptr("stream", stream);
       },
       no_outputs, sendbuff, recvbuff, count, datatype, op, comm, stream);
+}
+
+// The name a per-collective config gets in the scenario (`config=NAME`), written into `out`: `maxctasN`
+// when only maxCTAs is set (the form the replay runs), else the fields set, `cfg_min2_max4_nvls1_cga2`; ""
+// for no config (NULL). No allocation: the hooks run inside the user's program.
+void coll_config_name(const ncclCollConfig_t* config, char (&out)[64]) {
+  out[0] = '\0';
+  if (config == nullptr) return;
+  if (config->magic != 0xcafebeef) {
+    std::snprintf(out, sizeof out, "cfg_uninitialized");
+    return;
+  }
+  if (config->minCTAs == INT_MIN && config->nvlsCTAs == INT_MIN && config->cgaClusterSize == INT_MIN &&
+      config->maxCTAs > 0) {
+    std::snprintf(out, sizeof out, "maxctas%d", config->maxCTAs);
+    return;
+  }
+  const char* const keys[] = {"min", "max", "nvls", "cga"};
+  const int values[] = {config->minCTAs, config->maxCTAs, config->nvlsCTAs, config->cgaClusterSize};
+  int len = std::snprintf(out, sizeof out, "cfg");
+  for (int i = 0; i < 4 && len > 0 && len < static_cast<int>(sizeof out); ++i)
+    if (values[i] != INT_MIN)
+      len += std::snprintf(out + len, sizeof out - static_cast<size_t>(len), "_%s%s%d", keys[i],
+                           values[i] < 0 ? "m" : "", values[i] < 0 ? -values[i] : values[i]);
+}
+
+ncclResult_t ncclAllReduceConfig(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
+                                 ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream, const ncclCollConfig_t* config) {
+  return nccl_call<&ncclAllReduceConfig>(
+      "ncclAllReduceConfig",
+      [&](JsonLine& in) {
+        collective_args(in, comm, sendbuff, recvbuff, count, datatype).str("op", op_name(op)).ptr("stream", stream);
+        char name[64];
+        coll_config_name(config, name);
+        if (name[0] != '\0') in.str("config", name);
+      },
+      no_outputs, sendbuff, recvbuff, count, datatype, op, comm, stream, config);
 }
 
 ncclResult_t ncclReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,

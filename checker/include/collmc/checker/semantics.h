@@ -92,11 +92,12 @@ class Semantics final : public NextState, public IndependenceInfo {
   bool waits_hold(const State& s, int rank, const ThreadState& thread) const;
   bool wait_holds(const State& s, int rank, const Wait& w) const;
   // Whether a member whose flags on the comm are `flags` still owes its part of the destroy that the
-  // Teardown wait `w` waits for: it has neither destroyed nor aborted the comm, or it aborted a parent
-  // comm under NCCL >= 2.31.2 (`w.count == 1`: model::kDestroyParentAfterAbortHangs), where an abort
-  // never counts.
+  // Teardown wait `w` waits for: up to 2.30.x, it has neither destroyed nor aborted the comm; from 2.31
+  // (`w.count == kTeardownBarrierWait`: model::kDestroyBarrier), it has not joined the intra-node
+  // barrier of ncclCommDestroy/ncclCommFinalize, which an abort never joins.
   static bool owes_teardown(const Wait& w, uint16_t flags) {
-    return !(flags & (kDestroyed | kAborted)) || (w.count == 1 && (flags & kAborted));
+    if (w.count == kTeardownBarrierWait) return !(flags & kTeardownBarrier);
+    return !(flags & (kDestroyed | kAborted));
   }
   // The rank's local index of `comm` (its position among the rank's comms), or -1. A search of the
   // rank's few comms, not a [rank][comm] table (W x comms entries: 0.5 GB at W = 16384).
@@ -108,6 +109,8 @@ class Semantics final : public NextState, public IndependenceInfo {
 
  private:
   friend class Issuer;
+  // Comms of both launchOrderImplicit settings at NCCL 2.31+ (launch_order_mixed in step_relation.cpp).
+  bool launch_order_mixed_ = false;
   bool threads_share_nccl_comm_ = false;  // see IndependenceInfo::threads_share_nccl_comm
   // What a call on a nonblocking comm waits for first (NCCL's poll until the previous call returned):
   // the one rule both the guard and the wait-for graph read.

@@ -32,6 +32,9 @@ enum class WaitKind : uint8_t {
                 // any member with dir 1; of `tag`) is sent and not yet received; it receives nothing
 };
 
+// Wait::count of a Teardown wait for NCCL 2.31's intra-node barrier of destroy and finalize.
+inline constexpr uint64_t kTeardownBarrierWait = 2;
+
 // What a blocked host thread waits for; a thread moves on once all its waits hold.
 // A receive's MPI_ANY_TAG in Wait::tag (MPI tags are >= 0).
 inline constexpr uint32_t kWaitAnyTag = UINT32_MAX;
@@ -45,7 +48,7 @@ struct Wait {
   uint32_t call = 0;   // the call it is blocked in
   uint32_t tag = 0;    // P2pHost, P2pAny (mpi): the message tag; kWaitAnyTag: MPI_ANY_TAG
   uint64_t count = 0;  // P2pHost: the element count, compared with the peer's when matched;
-                       // Teardown: 1 when a member's abort never releases it (kDestroyParentAfterAbortHangs)
+                       // Teardown: kTeardownBarrierWait for NCCL 2.31's destroy barrier (model::kDestroyBarrier)
   bool operator==(const Wait&) const = default;
 };
 
@@ -101,9 +104,9 @@ enum MemberFlag : uint16_t {
   // A non-symmetric collective ran on the comm (its connections exist), also with runtime_connect = off
   // where no connect wait is recorded: what makes its destroy wait for the peers' (SEMANTICS.md §2).
   kConnectionsUsed = 32,
-  // This rank split a child from the comm (it is a parent): its destroy follows the 2.31.2 rule
-  // (model::kDestroyParentAfterAbortHangs).
-  kSplitParent = 64,
+  // NCCL 2.31+: this rank joined the comm's intra-node teardown barrier (its ncclCommDestroy or
+  // ncclCommFinalize ran commDestroySync without the abort flag; model::kDestroyBarrier). Never cleared.
+  kTeardownBarrier = 64,
   // This rank's first one-sided call on the comm ran NCCL's signal-window registration (NCCL 2.29+).
   kRmaReady = 128,
   // ncclCommRevoke: the comm's kernels exit, and only destroy, abort and shrink may follow.

@@ -35,10 +35,12 @@ struct CallArgs {
   std::string redop;           // empty: default (sum)
   std::string stream;          // empty: `main`
   std::string mpi_call;        // call=NAME (mpi profile): the MPI function of a collective; empty: not said
+  std::string coll_config;     // config=NAME (NCCL 2.31+): the ncclCollConfig_t of an nccl*Config call
   std::optional<int64_t> tag;  // tag=N or tag=any (kAnyTag) of send/recv (mpi profile)
   bool buffered = false;       // send mode=buffered (mpi profile): MPI_Bsend, completes locally (issue 32)
   SourceLoc root_loc;
   SourceLoc tag_loc;
+  SourceLoc config_loc;
 };
 
 struct Stmt {
@@ -83,6 +85,8 @@ struct CommDecl {
   // passes (ncclCommInitRank's nranks, torch.distributed.new_group(ranks)). Implies uninit.
   bool per_rank = false;
   std::optional<Profile> profile;  // `comm W = all mpi`: this comm's library (default: the `profile` knob)
+  bool serialized = false;             // `serialized`: CommInstance::serialized
+  bool launch_order_implicit = false;  // `launch_order_implicit`: CommInstance::launch_order_implicit
 };
 
 // `process P = [0, 1]`: ranks whose programs one host thread of one process drives (one GPU each), as

@@ -50,7 +50,8 @@ enum class StreamProgress : uint8_t { Independent, Serialized };
 //   MPI again (any MPI call, or its end): a rank blocked outside MPI (an NCCL host-blocking call, a
 //   host store wait) moves no MPI messages. SEMANTICS_NOTES.md, "MPI progress".
 enum class MpiProgress : uint8_t { Sync, Strong, Weak };
-enum class RegFlag : uint8_t { Symmetric, Default };
+// GinOnly (NCCL 2.32+, NCCL_WIN_GIN_ONLY): a window registered for GIN only; no symmetric kernel, no CE RMA.
+enum class RegFlag : uint8_t { Symmetric, Default, GinOnly };
 
 // NCCL_VERSION_CODE of a release (2.28.3 is 22803), as nccl.h computes it from 2.9 on.
 constexpr uint32_t nccl_version_code(uint32_t major, uint32_t minor, uint32_t patch) {
@@ -61,9 +62,6 @@ inline constexpr uint32_t kCalibratedNcclVersion = nccl_version_code(2, 28, 3);
 std::string nccl_version_text(uint32_t code);  // "2.28.3"
 // Version-dependent rules (docs/SEMANTICS_NOTES.md, "NCCL versions", has each with its source):
 // - from 2.29 the one-sided calls exist (first_nccl_version below);
-// - from 2.31.2 the destroy of a parent comm (one a rank split a child from) after a member aborted it
-//   never completes; up to 2.30.x that abort counts as the member's part of the destroy, as for any comm.
-inline constexpr uint32_t kDestroyParentAfterAbortHangs = nccl_version_code(2, 31, 2);
 // - up to 2.23.x ncclCommAbort waits, like destroy, until every other member (on the node) has aborted
 //   or destroyed the comm: the proxy service thread keeps serving its local peers until they close
 //   (src/proxy.cc, ncclProxyService, v2.17.1-1 ... v2.23.4-1; NVIDIA/nccl#863, #1013, pytorch#118692).
@@ -81,13 +79,38 @@ inline constexpr uint32_t kRegisterEmptyIsError = nccl_version_code(2, 29, 0);
 //   (src/dev_runtime.cc, v2.30.3-1: lsaMaxSize, "to support asymmetric sizes").
 inline constexpr uint32_t kRegisterSizesMayDiffer = nccl_version_code(2, 30, 0);
 
-// The NCCL releases collmc knows (NVIDIA/nccl's tags v2.17.1-1 ... v2.30.7-1, and 2.31.2 for its
-// destroy rule). A release in a minor line collmc knows without a patch number (`2.29`) is that line.
+// NCCL 2.31 and 2.32 (issue 36; docs/SEMANTICS_NOTES.md, "NCCL 2.31 and 2.32", has each rule with its
+// file:line in the 2.31.0a16 source, the mirror STyGIANet/nccl branch dev, and its status). 2.31.0a16 was
+// measured (one shared H200); 2.31.2 and 2.32 are taken from their release notes. Every 2.31.0 pre-release
+// is modelled as a16 (the RMA setup moved in a14, the destroy barrier came in a9).
+// - from 2.31 ncclCommDestroy of a comm that was not aborted, and ncclCommFinalize, run an intra-node
+//   barrier over the comm's ranks on the host (src/init.cc commDestroySync); an abort never joins it, a
+//   destroy after finalize does not run it again. Up to 2.30.x only a connected comm's destroy waited.
+inline constexpr uint32_t kDestroyBarrier = nccl_version_code(2, 31, 0);
+// - from 2.31 the RMA setup runs at a comm's first window registration, in its group end (the user's
+//   window, then one symmetric signal window per RMA context: src/dev_runtime.cc, src/group.cc,
+//   src/rma/rma_ce.cc), or at init with NCCL_RMA_EAGER_INIT; the first one-sided call is no longer a
+//   rendezvous, and ncclSignal/ncclWaitSignal before it return ncclInvalidUsage (src/enqueue.cc).
+inline constexpr uint32_t kRmaSetupAtRegister = nccl_version_code(2, 31, 0);
+// - from 2.31 the nccl*Config collectives take a per-call ncclCollConfig_t (nccl.h: "the same
+//   configuration must be set on every rank; NCCL validates it only locally"), and ncclConfig_t has
+//   launchOrderImplicit ("since 2.31", docs/userguide api/types.rst).
+inline constexpr uint32_t kCollConfig = nccl_version_code(2, 31, 0);
+// - from 2.32 a window may be registered for GIN only (NCCL_WIN_GIN_ONLY, the v2.32.3-1 release notes).
+inline constexpr uint32_t kGinOnlyWindows = nccl_version_code(2, 32, 0);
+
+// The NCCL releases collmc knows: NVIDIA/nccl's tags v2.17.1-1 ... v2.30.7-1, the 2.31 development line's
+// 2.31.0a16 (its version code is 2.31.0's: NCCL_VERSION_CODE has no pre-release part), and the 2.31.2,
+// 2.32.3 and 2.32.6 releases (by their notes). A release in a minor line collmc knows without a patch
+// number (`2.29`) is that line.
 inline constexpr uint32_t kKnownNcclReleases[] = {
-    21701, 21801, 21803, 21805, 21806, 21901, 21903, 21904, 22003, 22005, 22105,
-    22203, 22304, 22403, 22501, 22602, 22603, 22605, 22606, 22703, 22705, 22706,
-    22707, 22803, 22807, 22809, 22902, 22903, 22907, 23003, 23004, 23007, 23102,
+    21701, 21801, 21803, 21805, 21806, 21901, 21903, 21904, 22003, 22005, 22105, 22203,
+    22304, 22403, 22501, 22602, 22603, 22605, 22606, 22703, 22705, 22706, 22707, 22803,
+    22807, 22809, 22902, 22903, 22907, 23003, 23004, 23007, 23100, 23102, 23203, 23206,
 };
+// The one 2.31.0 collmc knows is the measured pre-release (nccl_version_text writes it so).
+inline constexpr uint32_t kMeasuredPrerelease = nccl_version_code(2, 31, 0);
+inline constexpr uint32_t kMeasuredPrereleaseNumber = 16;  // 2.31.0a16
 // The known release nearest `code` (the one a warning names), and whether `code` is known.
 uint32_t nearest_known_nccl_release(uint32_t code);
 bool known_nccl_release(uint32_t code);
@@ -104,6 +127,9 @@ struct Knobs {
   // Whether the scenario sets nccl_version: an NCCL replay checks a scenario that does not at the
   // version of the NCCL it loads (replay::model_loaded_nccl).
   bool nccl_version_set = false;
+  // NCCL_RMA_EAGER_INIT=1 (ncclConfig_t.rmaEagerInit) on every comm: from 2.31 the RMA setup runs in
+  // init, so one-sided calls need no window first (kRmaSetupAtRegister). No effect before 2.31.
+  bool rma_eager_init = false;
 };
 
 // SEMANTICS.md §1, plus the two composite forms the table names.

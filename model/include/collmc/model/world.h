@@ -76,6 +76,14 @@ struct CommInstance {
   uint32_t start_host = 0;
   uint32_t start_device = 0;
   bool start_connected = false;
+  // `serialized` (issue 36): a framework-level group (PyTorch's ProcessGroupNCCL) whose calls from several
+  // host threads of a rank are serialised per group: no NCCL thread-safety error, a call waits while
+  // another thread of the rank is inside a call on the group; what hangs is the order the threads' calls
+  // reach the group on each rank (SEMANTICS_NOTES.md, "NCCL 2.31 and 2.32").
+  bool serialized = false;
+  // `launch_order_implicit` (NCCL 2.31+ ncclConfig_t.launchOrderImplicit = 1): its kernels must not
+  // overlap with kernels of comms that have it off on the same GPU (a usage_error when they may).
+  bool launch_order_implicit = false;
   SourceLoc loc;
 
   bool has_member(int rank) const;
@@ -113,6 +121,9 @@ struct Call {
   int redop = 0;            // index into World::redops
   int stream = 0;           // index into World::streams; 0 is `main`
   std::string mpi_call;     // call=NAME: the MPI function of a collective (issue 26); empty: not said
+  // config=NAME: the per-collective configuration (ncclCollConfig_t, NCCL 2.31+) of an nccl*Config call;
+  // every rank must pass the same one (issue 36). Empty: the plain call (config == NULL).
+  std::string coll_config;
   // init: the member list this rank passes (sorted world ranks); empty when it passes none (then the
   // comm's declared members). Members that pass different lists create no communicator: a mismatch.
   std::vector<int> members_view;  // also host_barrier: the ranks it waits for

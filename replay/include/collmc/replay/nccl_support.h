@@ -61,6 +61,13 @@ std::string missing_function_refusal(const model::World& world, const NcclProbe&
 // (the parent's ranks first, in the parent's order, then the new ones); otherwise the refusal.
 std::string grow_numbering_refusal(const model::World& world);
 
+// Issue 36: "" unless the scenario has what the NCCL backend does not run yet: a `config=` other than
+// `maxctasN` (ncclCollConfig_t.maxCTAs = N) or on another collective than all_reduce, a GIN-only window
+// (NCCL 2.32), a `launch_order_implicit` or `serialized` comm; otherwise the refusal.
+std::string issue36_refusal(const model::World& world);
+// N of a `config=maxctasN` (the per-collective config the replay passes to ncclAllReduceConfig); -1 else.
+int config_max_ctas(const std::string& config);
+
 // NCCL 2.30.0 is the first release that lets ranks of one communicator share a GPU.
 constexpr int kNcclMultiRankGpuSince = 23000;
 // NCCL's env.rst: "up to 2 ranks per GPU" with its default resources; --ranks-per-gpu raises it.

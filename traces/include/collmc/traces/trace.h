@@ -102,6 +102,7 @@ struct Call {
   std::string dtype;           // scenario dtype name (float32, bfloat16, ...); empty: unknown
   std::string redop;           // sum | prod | max | min | avg; empty: unknown or not a reduction
   std::string mpi_call;        // MPI collectives: the function without "MPI_" (`call=`); empty: not MPI
+  std::string coll_config;     // NCCL 2.31 nccl*Config: the per-collective config's name (`config=`); empty: none
   std::optional<int> root;     // world rank
   std::optional<int> peer;     // world rank
   bool any_source = false;     // recv: MPI_ANY_SOURCE, matched by whichever sender comes (`recv COMM any BUF`)
