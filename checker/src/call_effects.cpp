@@ -247,6 +247,8 @@ class Issuer {
     for (const auto& [comm, call] : rma_init_)
       if (!violation_) join_slot(w_.calls[static_cast<size_t>(call)], comm, 0, -1);
     for (int comm : rma_setup_) member(comm).flags |= kRmaReady;
+    for (const auto& [comm, peer] : first_pairs_)
+      if (!violation_) check_connect_directions(comm, peer);
     if (!parts_.empty()) {
       const bool serialized = w_.knobs.stream_progress == model::StreamProgress::Serialized;
       const uint32_t seq = serialized ? rs_.next_seq++ : 0;
@@ -651,6 +653,35 @@ class Issuer {
 
   P2pState& p2p(int comm, int peer, uint32_t tag = 0) { return p2p_record(rs_, comm, peer, tag); }
 
+  // The runtime connect of a pair of ranks on a comm: each side's first send/recv call or group with the
+  // other sets up one connection per direction it uses, and the two sides exchange their connection data
+  // in one step, so the directions must mirror (a send here for each receive there). Measured on one
+  // shared H200 (NCCL 2.30.7 and 2.31.0a16, 2026-12-03, tests/calibration-probes/
+  // p2p_group_recv_needs_later_send): a group of a receive and a send against a lone receive fails inside
+  // NCCL ("Message truncated: received 1024 bytes instead of 512"; "ncclProxyClientGetFd ... failed").
+  void check_connect_directions(int comm, int peer) {
+    const P2pState* other = find_p2p(st_.ranks[static_cast<size_t>(peer)], comm, r_);
+    if (other == nullptr || !other->connect_reached) return;  // the peer compares when it gets there
+    const uint8_t mine = p2p(comm, peer).connect_reached & (kConnectSends | kConnectReceives);
+    const uint8_t theirs = other->connect_reached & (kConnectSends | kConnectReceives);
+    const uint8_t mirrored = static_cast<uint8_t>(((theirs & kConnectSends) ? kConnectReceives : 0) |
+                                                  ((theirs & kConnectReceives) ? kConnectSends : 0));
+    if (mine == mirrored) return;
+    auto what = [](uint8_t dirs) {
+      return std::string(dirs == (kConnectSends | kConnectReceives) ? "a send and a receive"
+                         : dirs == kConnectSends                      ? "a send only"
+                                                                      : "a receive only");
+    };
+    const int first = static_cast<int>(std::find_if(w_.calls.begin(), w_.calls.end(), [&](const Call& c) {
+                                          return c.rank == r_ && c.comm == comm && c.peer == peer && model::is_p2p(c.kind);
+                                        }) - w_.calls.begin());
+    fail(Verdict::Mismatch, w_.calls[static_cast<size_t>(first)],
+         "the first send/recv between ranks " + std::to_string(peer) + " and " + std::to_string(r_) + " on " +
+             w_.comm_name(comm) + " sets up different connections: rank " + std::to_string(peer) + "'s first call or group has " +
+             what(theirs) + ", rank " + std::to_string(r_) + "'s " + what(mine) +
+             " (NCCL's runtime connect of the pair fails: group the first send and receive alike on both ranks)");
+  }
+
   // The peer's matching call of pair `idx` (its send to us if we receive, and the reverse) and the
   // count it was issued with, if the peer issued it already.
   std::optional<std::pair<int, uint64_t>> peer_call(const Call& c, uint32_t idx) const {
@@ -692,7 +723,14 @@ class Issuer {
     const uint32_t idx = c.kind == OpKind::Send ? pp.sends++ : pp.recvs++;
     if (!check_pair(c, idx)) return false;
     const bool needs_connect = w_.knobs.runtime_connect && !pp.connect_reached;
-    pp.connect_reached = 1;
+    // The directions this rank's first send/recv call or group with the peer sets up (bits of
+    // connect_reached above bit 0), compared with the peer's in finish().
+    const bool first = needs_connect || std::find(first_pairs_.begin(), first_pairs_.end(),
+                                                  std::make_pair(c.comm, c.peer)) != first_pairs_.end();
+    if (needs_connect) first_pairs_.emplace_back(c.comm, c.peer);
+    pp.connect_reached |= 1;
+    if (first && w_.knobs.runtime_connect)
+      pp.connect_reached |= c.kind == OpKind::Send ? kConnectSends : kConnectReceives;
     if (needs_connect)
       waits_.push_back(Wait{.kind = WaitKind::P2pConnect,
                             .comm = static_cast<uint16_t>(c.comm),
@@ -871,6 +909,7 @@ class Issuer {
   std::vector<std::pair<int, int>> aborted_;   // (comm, abort call) of the aborts among these calls
   std::vector<std::pair<int, int>> rma_init_;  // (comm, call) of the first one-sided calls among these calls
   std::vector<int> rma_setup_;                 // NCCL 2.31: comms whose RMA setup these registrations ran
+  std::vector<std::pair<int, int>> first_pairs_;  // (comm, peer) whose runtime connect these calls reached
   // The child sequence of a grow by a new rank (no parent): compared with nothing.
   static constexpr uint64_t kNoParent = UINT64_MAX;
 };

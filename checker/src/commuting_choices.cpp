@@ -33,6 +33,9 @@ bool conflict(const Footprint& a, const Footprint& b) {
 }  // namespace
 
 bool Semantics::commuting_choice(const State& s, int rank, int thread) const {
+  // With comms of both launchOrderImplicit settings (NCCL 2.31+), whether a kernel may overlap another
+  // depends on what is pending when each is issued: children on different comms no longer commute.
+  if (launch_order_mixed_) return false;
   const auto& rs = s.ranks[static_cast<size_t>(rank)];
   for (int t = 0; t < static_cast<int>(rs.threads.size()); ++t)
     if (t != thread && thread_live(s, rank, t)) return false;
