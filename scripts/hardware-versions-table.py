@@ -96,7 +96,7 @@ def main() -> None:
           f"1 shared GPU, {new_version} | agree ({new_version}) |")
     print("|---|---|---|---|---|---|")
     agree = disagree = not_run = decided = 0
-    for name in sorted(set(old) | set(new)):
+    for name in sorted(new):  # the rows the new release replayed
         path = files.get(name)
         m_old = model_verdict(collmc, path, old_version) if path else "?"
         m_new = model_verdict(collmc, path, new_version) if path else "?"
@@ -114,8 +114,9 @@ def main() -> None:
             disagree += 1
             verdict = "**no**"
         changed = " (changed)" if m_old != m_new else ""
-        o_old = outcome(old.get(name))
-        o_new = outcome(new.get(name)) + (f" ({did})" if did not in ("not run",) else "")
+        # What each release did (the replay's own labels compare with the model it ran, not with this one).
+        o_old = happened(old.get(name))
+        o_new = did if did != "not run" else outcome(new.get(name))
         print(f"| {name} | {m_old} | {o_old} | {m_new}{changed} | {o_new} | {verdict} |")
     run = agree + disagree + decided
     print(f"\n{new_version}: {run} replayed, {agree} agree ({100.0 * agree / max(run, 1):.1f}%), {decided} differ "

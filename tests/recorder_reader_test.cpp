@@ -508,3 +508,24 @@ TEST(RecorderReader, TrimmedImportIsTrimHistoryOfTheFullImport) {
 }
 
 }  // namespace
+
+namespace {
+
+// NCCL 2.31's ncclAllReduceConfig: the recorder writes its config's name (`config`), the import `config=`.
+TEST(RecorderReader, PerCollectiveConfigOf231) {
+  const std::string init = enter(1, "ncclCommInitRank", R"("uid":"0x1","rank":0,"nranks":1,"blocking":-1)") +
+                           ret(1, "ncclCommInitRank", R"("comm":"0x100")");
+  const std::string ar =
+      R"("comm":"0x100","sendbuff":"0x10","recvbuff":"0x10","count":4,"dtype":"float32","op":"sum","stream":"0x0")";
+  const Trace t = read_recorder_buffers({{"t.jsonl", kHeader + init + enter(2, "ncclAllReduceConfig",
+                                                                           ar + R"(,"config":"maxctas2")") +
+                                                         ret(2, "ncclAllReduceConfig")}});
+  const auto& calls = t.ranks.at(0).threads.at(0).calls;
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[1].kind, CallKind::AllReduce);
+  EXPECT_EQ(calls[1].coll_config, "maxctas2");
+  const std::string scenario = emit_scenario(t);
+  EXPECT_NE(scenario.find("config=maxctas2"), std::string::npos) << scenario;
+}
+
+}  // namespace

@@ -215,3 +215,36 @@ TEST(TraceNcclLog, ARepeatedLineIsCheckedAsTheFirst) {
 
 }  // namespace
 }  // namespace collmc::testing
+
+namespace collmc::testing {
+namespace {
+
+// NCCL 2.31 logs "Destroy START", "Finalize START" and "Finalize COMPLETE" (src/init.cc): a START without its
+// COMPLETE is a teardown that never returned (2.31's barrier), kept as a started call.
+TEST(TraceNcclLog, TeardownLinesOf231) {
+  const std::string fin0 = "h:10:10 [0] NCCL INFO comm 0xa0 rank 0 nRanks 2 cudaDev 0 busId 1000 commId 0xfeed - ";
+  const std::string fin1 = "h:11:11 [1] NCCL INFO comm 0xa1 rank 1 nRanks 2 cudaDev 1 busId 2000 commId 0xfeed - ";
+  const std::string log = kInit0 + kInit1 + fin0 + "Finalize START\n" + fin0 + "Finalize COMPLETE\n" + fin0 +
+                          "Destroy START\n" + fin0 + "Destroy COMPLETE\n" + fin1 + "Destroy START\n";
+  Trace t = read_nccl_log_buffer("n.log", log);
+  const auto& r0 = t.ranks.at(0).threads.at(0).calls;
+  ASSERT_EQ(r0.size(), 3u);
+  EXPECT_EQ(r0[1].kind, CallKind::CommFinalize);
+  EXPECT_EQ(r0[1].state, CallState::Completed);
+  EXPECT_EQ(r0[2].kind, CallKind::CommDestroy);
+  EXPECT_EQ(r0[2].state, CallState::Completed);
+  const auto& r1 = t.ranks.at(1).threads.at(0).calls;
+  ASSERT_EQ(r1.size(), 2u);
+  EXPECT_EQ(r1[1].kind, CallKind::CommDestroy);
+  EXPECT_EQ(r1[1].state, CallState::Started);  // never returned
+  const std::string scenario = emit_scenario(t);
+  EXPECT_NE(scenario.find("finalize"), std::string::npos) << scenario;
+  // The eager RMA setup is said in a note.
+  Trace eager = read_nccl_log_buffer("n.log", kInit0 + kInit1 + "h:10:10 [0] NCCL INFO NCCL_RMA_EAGER_INIT set by environment to 1.\n");
+  std::string notes;
+  for (const auto& n : eager.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("rma_eager_init = on"), std::string::npos) << notes;
+}
+
+}  // namespace
+}  // namespace collmc::testing
