@@ -95,8 +95,9 @@ TEST(Nccl231, FinalizeIsAnIntraNodeCollective) {
   // Finalizes of two comms in opposite orders hang (the language has no finalize inside a group, which
   // the user guide asks for when one thread finalizes several comms).
   const std::string ab = "comm A = [0, 1]\ncomm B = [0, 1]\n";
-  EXPECT_EQ(verdict_of(two(k231, ab) + "rank 0 {\n finalize A\n finalize B\n}\nrank 1 {\n finalize B\n finalize A\n}\n"),
-            Verdict::Deadlock);
+  EXPECT_EQ(
+      verdict_of(two(k231, ab) + "rank 0 {\n finalize A\n finalize B\n}\nrank 1 {\n finalize B\n finalize A\n}\n"),
+      Verdict::Deadlock);
   // A nonblocking finalize returns at once; the destroy after it waits for the barrier.
   const std::string nb = "comm A = [0, 1] nonblocking\n";
   EXPECT_EQ(verdict_of(two(k231, nb) + "rank 0 {\n finalize A\n}\n"), Verdict::Safe);
@@ -129,15 +130,17 @@ TEST(Nccl231, TheFirstOneSidedCallIsNoLongerARendezvous) {
   EXPECT_EQ(verdict_of(two(k230) + put_alone), Verdict::Deadlock);  // rank 1 never joins the signal window
   EXPECT_EQ(verdict_of(two(k231) + put_alone), Verdict::Safe);
   // tests/calibration-probes/rma_first_before_peer_registers: a mismatch up to 2.30.x, safe from 2.31.
-  const std::string between = "rank 0 {\n alloc w\n alloc x\n register A w\n register A x\n put_signal A 1 x -> w\n"
-                              " sync main\n}\nrank 1 {\n alloc w\n alloc x\n register A w\n wait_signal A 0\n"
-                              " register A x\n sync main\n}\n";
+  const std::string between =
+      "rank 0 {\n alloc w\n alloc x\n register A w\n register A x\n put_signal A 1 x -> w\n"
+      " sync main\n}\nrank 1 {\n alloc w\n alloc x\n register A w\n wait_signal A 0\n"
+      " register A x\n sync main\n}\n";
   EXPECT_EQ(verdict_of(two(k230) + between), Verdict::Mismatch);
   EXPECT_EQ(verdict_of(two(k231) + between), Verdict::Safe);
 }
 
 TEST(Nccl231, PerCollectiveConfigMustMatch) {
-  const std::string differs = "rank 0 {\n all_reduce A x config=maxctas1\n}\nrank 1 {\n all_reduce A x config=maxctas4\n}\n";
+  const std::string differs =
+      "rank 0 {\n all_reduce A x config=maxctas1\n}\nrank 1 {\n all_reduce A x config=maxctas4\n}\n";
   EXPECT_EQ(verdict_of(two(k231) + differs), Verdict::Mismatch);
   EXPECT_NE(report_of(two(k231) + differs).find("per-collective config maxctas1 and maxctas4"), std::string::npos)
       << report_of(two(k231) + differs);
@@ -161,9 +164,9 @@ TEST(Nccl231, LaunchOrderImplicitMustNotOverlapWithCommsWithoutIt) {
                                           " sync device\n}\n"),
             Verdict::Safe);
   // Both comms alike: no rule.
-  EXPECT_EQ(verdict_of(two(k231, "comm A = [0, 1] launch_order_implicit\ncomm B = [0, 1] launch_order_implicit\n") +
-                       overlap),
-            Verdict::Safe);
+  EXPECT_EQ(
+      verdict_of(two(k231, "comm A = [0, 1] launch_order_implicit\ncomm B = [0, 1] launch_order_implicit\n") + overlap),
+      Verdict::Safe);
   // Before 2.31 there is no such setting: a warning, and no effect.
   const auto w = world_of(two(k230, comms) + overlap);
   ASSERT_EQ(w.warnings.size(), 1u);
@@ -216,8 +219,9 @@ TEST(Mechanisms, P2pOperationsOfOneGroupProgressTogether) {
                                           up1 + " recv A 0 x\n send A 0 y\n sync main\n")),
             Verdict::Deadlock);
   // The pair's first calls set up different directions (measured: NCCL fails in the connect): mismatch.
-  const std::string cold = "rank 0 {\n group { recv A 1 y; send A 1 x }\n sync main\n}\n"
-                           "rank 1 {\n recv A 0 x\n send A 0 y\n sync main\n}\n";
+  const std::string cold =
+      "rank 0 {\n group { recv A 1 y; send A 1 x }\n sync main\n}\n"
+      "rank 1 {\n recv A 0 x\n send A 0 y\n sync main\n}\n";
   EXPECT_EQ(verdict_of(two(k231) + cold), Verdict::Mismatch);
   EXPECT_EQ(verdict_of(two(k230) + cold), Verdict::Mismatch);
   EXPECT_NE(report_of(two(k231) + cold).find("sets up different connections"), std::string::npos)
@@ -233,8 +237,9 @@ TEST(Mechanisms, P2pOperationsOfOneGroupProgressTogether) {
 }
 
 TEST(Mechanisms, SerializedGroupsSharedByThreads) {
-  const std::string program = "rank * {\n cuda_malloc a 4MiB\n cuda_malloc b 8MiB\n thread t1 {\n all_reduce pg a\n }\n"
-                             " thread t2 {\n all_reduce pg b\n }\n}\n";
+  const std::string program =
+      "rank * {\n cuda_malloc a 4MiB\n cuda_malloc b 8MiB\n thread t1 {\n all_reduce pg a\n }\n"
+      " thread t2 {\n all_reduce pg b\n }\n}\n";
   // A plain NCCL comm: the second thread calls into the comm while the first waits in its connect (the
   // buffers of one size here, so that no mismatch is reachable).
   std::string same_size = program;
@@ -247,8 +252,9 @@ TEST(Mechanisms, SerializedGroupsSharedByThreads) {
                        " thread t1 {\n all_reduce pg a\n all_reduce pg b\n }\n}\n"),
             Verdict::Safe);
   // A thread's call waits while the other is inside a host-blocking call on the group.
-  const std::string regs = "rank * {\n alloc a\n alloc b\n thread t1 {\n register pg a\n }\n thread t2 {\n"
-                           " register pg b\n }\n}\n";
+  const std::string regs =
+      "rank * {\n alloc a\n alloc b\n thread t1 {\n register pg a\n }\n thread t2 {\n"
+      " register pg b\n }\n}\n";
   EXPECT_EQ(verdict_of("ranks 2\ncomm pg = [0, 1] serialized\n" + regs), Verdict::Safe);
   EXPECT_NE(model::print_world(world_of("ranks 2\ncomm pg = [0, 1] serialized\n" + regs), "")
                 .find("comm pg = [0, 1] serialized"),

@@ -813,10 +813,9 @@ TEST(ParserErrors, EmptyCommunicator) {
 }
 
 TEST(ParserErrors, UnknownKnob) {
-  EXPECT_FAILS_AT(
-      parse_failure("ranks 2\nset colour = on\n"), 2, 5,
-      "unknown knob 'colour': expected profile, comm_mode, runtime_connect, stream_progress, mpi_progress or "
-      "nccl_version");
+  EXPECT_FAILS_AT(parse_failure("ranks 2\nset colour = on\n"), 2, 5,
+                  "unknown knob 'colour': expected profile, comm_mode, runtime_connect, stream_progress, mpi_progress, "
+                  "rma_eager_init or nccl_version");
 }
 
 TEST(ParserErrors, UnknownKnobValue) {
@@ -960,7 +959,8 @@ TEST(ParserErrors, CommDeclaredTwice) {
 
 TEST(ParserErrors, UnknownCommModifier) {
   EXPECT_FAILS_AT(parse_failure("ranks 2\ncomm A = [0, 1] lazy\n"), 2, 17,
-                  "expected 'blocking', 'nonblocking', 'uninit', 'mpi', 'nccl' or end of statement");
+                  "expected 'blocking', 'nonblocking', 'uninit', 'mpi', 'nccl', 'serialized', 'launch_order_implicit' "
+                  "or end of statement");
   EXPECT_FAILS_AT(parse_failure("ranks 2\ncomm A = [0, 1] blocking nonblocking\n"), 2, 26, "mode given twice");
   EXPECT_FAILS_AT(parse_failure("ranks 2\ncomm A = 0, 1\n"), 2, 10, "expected a rank set");
 }
@@ -984,7 +984,8 @@ TEST(ParserErrors, DuplicateArgument) {
 
 TEST(ParserErrors, UnknownArgument) {
   EXPECT_FAILS_AT(parse_failure("ranks 1\ncomm A = [0]\nrank 0 {\n  all_reduce A x size=4\n}\n"), 4, 18,
-                  "unknown argument 'size': expected count=N, root=R, dtype=NAME, op=NAME, call=NAME or on STREAM");
+                  "unknown argument 'size': expected count=N, root=R, dtype=NAME, op=NAME, call=NAME, config=NAME or "
+                  "on STREAM");
   EXPECT_FAILS_AT(parse_failure("ranks 1\ncomm A = [0]\nrank 0 {\n  all_reduce A x count 4\n}\n"), 4, 24,
                   "expected '=' after 'count'");
   EXPECT_FAILS_AT(parse_failure("ranks 1\ncomm A = [0]\nrank 0 {\n  all_reduce A x count=many\n}\n"), 4, 24,

@@ -226,8 +226,9 @@ class Generator {
           wrapped = "either {\n" + indent(inner, 1) + "} or {\n" + indent(inner, 1) + "  sync main\n}";
           break;
         default:
-          // barrier and destroy wait for the device: they cannot stand in a group.
-          wrapped = (mpi_ || inner.find("barrier") != std::string::npos || inner.find("destroy") != std::string::npos
+          // barrier, destroy and finalize wait for the device: they cannot stand in a group.
+          wrapped = (mpi_ || inner.find("barrier") != std::string::npos || inner.find("destroy") != std::string::npos ||
+                             inner.find("finalize") != std::string::npos
                          ? "any_order {\n"
                          : "group {\n") +
                     indent(inner, 1) + "}";

@@ -517,9 +517,9 @@ TEST(RecorderReader, PerCollectiveConfigOf231) {
                            ret(1, "ncclCommInitRank", R"("comm":"0x100")");
   const std::string ar =
       R"("comm":"0x100","sendbuff":"0x10","recvbuff":"0x10","count":4,"dtype":"float32","op":"sum","stream":"0x0")";
-  const Trace t = read_recorder_buffers({{"t.jsonl", kHeader + init + enter(2, "ncclAllReduceConfig",
-                                                                           ar + R"(,"config":"maxctas2")") +
-                                                         ret(2, "ncclAllReduceConfig")}});
+  const Trace t = read_recorder_buffers(
+      {{"t.jsonl", kHeader + init + enter(2, "ncclAllReduceConfig", ar + R"(,"config":"maxctas2")") +
+                       ret(2, "ncclAllReduceConfig")}});
   const auto& calls = t.ranks.at(0).threads.at(0).calls;
   ASSERT_EQ(calls.size(), 2u);
   EXPECT_EQ(calls[1].kind, CallKind::AllReduce);

@@ -240,7 +240,8 @@ TEST(TraceNcclLog, TeardownLinesOf231) {
   const std::string scenario = emit_scenario(t);
   EXPECT_NE(scenario.find("finalize"), std::string::npos) << scenario;
   // The eager RMA setup is said in a note.
-  Trace eager = read_nccl_log_buffer("n.log", kInit0 + kInit1 + "h:10:10 [0] NCCL INFO NCCL_RMA_EAGER_INIT set by environment to 1.\n");
+  Trace eager = read_nccl_log_buffer(
+      "n.log", kInit0 + kInit1 + "h:10:10 [0] NCCL INFO NCCL_RMA_EAGER_INIT set by environment to 1.\n");
   std::string notes;
   for (const auto& n : eager.notes) notes += n + "\n";
   EXPECT_NE(notes.find("rma_eager_init = on"), std::string::npos) << notes;

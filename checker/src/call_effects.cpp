@@ -660,6 +660,7 @@ class Issuer {
   // p2p_group_recv_needs_later_send): a group of a receive and a send against a lone receive fails inside
   // NCCL ("Message truncated: received 1024 bytes instead of 512"; "ncclProxyClientGetFd ... failed").
   void check_connect_directions(int comm, int peer) {
+    if (peer == r_) return;  // a send to itself pairs with its own receive: no connection to agree on
     const P2pState* other = find_p2p(st_.ranks[static_cast<size_t>(peer)], comm, r_);
     if (other == nullptr || !other->connect_reached) return;  // the peer compares when it gets there
     const uint8_t mine = p2p(comm, peer).connect_reached & (kConnectSends | kConnectReceives);
@@ -669,16 +670,19 @@ class Issuer {
     if (mine == mirrored) return;
     auto what = [](uint8_t dirs) {
       return std::string(dirs == (kConnectSends | kConnectReceives) ? "a send and a receive"
-                         : dirs == kConnectSends                      ? "a send only"
-                                                                      : "a receive only");
+                         : dirs == kConnectSends                    ? "a send only"
+                                                                    : "a receive only");
     };
-    const int first = static_cast<int>(std::find_if(w_.calls.begin(), w_.calls.end(), [&](const Call& c) {
-                                          return c.rank == r_ && c.comm == comm && c.peer == peer && model::is_p2p(c.kind);
-                                        }) - w_.calls.begin());
+    const int first = static_cast<int>(std::find_if(w_.calls.begin(), w_.calls.end(),
+                                                    [&](const Call& c) {
+                                                      return c.rank == r_ && c.comm == comm && c.peer == peer &&
+                                                             model::is_p2p(c.kind);
+                                                    }) -
+                                       w_.calls.begin());
     fail(Verdict::Mismatch, w_.calls[static_cast<size_t>(first)],
          "the first send/recv between ranks " + std::to_string(peer) + " and " + std::to_string(r_) + " on " +
-             w_.comm_name(comm) + " sets up different connections: rank " + std::to_string(peer) + "'s first call or group has " +
-             what(theirs) + ", rank " + std::to_string(r_) + "'s " + what(mine) +
+             w_.comm_name(comm) + " sets up different connections: rank " + std::to_string(peer) +
+             "'s first call or group has " + what(theirs) + ", rank " + std::to_string(r_) + "'s " + what(mine) +
              " (NCCL's runtime connect of the pair fails: group the first send and receive alike on both ranks)");
   }
 
@@ -905,10 +909,10 @@ class Issuer {
   RankState& rs_;
   std::vector<std::pair<int, std::vector<DevicePart>>> parts_;  // per stream, in issue order
   std::vector<Wait> waits_;
-  std::vector<Wait> sent_;                     // buffered sends of this call (ThreadState::sent)
-  std::vector<std::pair<int, int>> aborted_;   // (comm, abort call) of the aborts among these calls
-  std::vector<std::pair<int, int>> rma_init_;  // (comm, call) of the first one-sided calls among these calls
-  std::vector<int> rma_setup_;                 // NCCL 2.31: comms whose RMA setup these registrations ran
+  std::vector<Wait> sent_;                        // buffered sends of this call (ThreadState::sent)
+  std::vector<std::pair<int, int>> aborted_;      // (comm, abort call) of the aborts among these calls
+  std::vector<std::pair<int, int>> rma_init_;     // (comm, call) of the first one-sided calls among these calls
+  std::vector<int> rma_setup_;                    // NCCL 2.31: comms whose RMA setup these registrations ran
   std::vector<std::pair<int, int>> first_pairs_;  // (comm, peer) whose runtime connect these calls reached
   // The child sequence of a grow by a new rank (no parent): compared with nothing.
   static constexpr uint64_t kNoParent = UINT64_MAX;

@@ -290,8 +290,8 @@ bool Semantics::guard_holds(const State& s, int rank, const Call& c, std::string
         if (w.kind != WaitKind::StoreKey && w.comm == c.comm && !wait_holds(s, rank, w)) {
           if (why)
             *why = "waits for thread " + world_.programs[static_cast<size_t>(rank)].threads[t].name +
-                   "'s call on serialized group " + world_.comm_name(c.comm) + " (" + call_ref(static_cast<int>(w.call)) +
-                   ") to return";
+                   "'s call on serialized group " + world_.comm_name(c.comm) + " (" +
+                   call_ref(static_cast<int>(w.call)) + ") to return";
           return false;
         }
   switch (const NonblockingWait nb = nonblocking_wait(s, rank, c); nb.kind) {

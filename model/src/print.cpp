@@ -215,9 +215,10 @@ std::string print_call(const World& w, const Call& c) {
     case OpForm::Buffer:
       return op + " " + buffer(c.buffer);
     case OpForm::Window:
-      return op + " " + comm_word(w, c.comm) + " " + buffer(c.buffer) + (c.flag == RegFlag::Default ? " default"
-                                                                : c.flag == RegFlag::GinOnly ? " gin"
-                                                                                             : "");
+      return op + " " + comm_word(w, c.comm) + " " + buffer(c.buffer) +
+             (c.flag == RegFlag::Default   ? " default"
+              : c.flag == RegFlag::GinOnly ? " gin"
+                                           : "");
     case OpForm::CommBuffer:
       return op + " " + comm_word(w, c.comm) + " " + buffer(c.buffer);
     case OpForm::Comm:

@@ -86,10 +86,10 @@ class Resolver {
         c.serialized = decl.serialized;
         c.launch_order_implicit = decl.launch_order_implicit;
         if (c.launch_order_implicit && i == 0 && sc_.knobs.nccl_version < kCollConfig)
-          w_.warnings.push_back(Diagnostic{decl.loc, "launch_order_implicit (ncclConfig_t.launchOrderImplicit) is an "
-                                                     "NCCL 2.31 setting; the scenario models " +
-                                                         nccl_version_text(sc_.knobs.nccl_version) +
-                                                         ", where it has no effect"});
+          w_.warnings.push_back(Diagnostic{decl.loc,
+                                           "launch_order_implicit (ncclConfig_t.launchOrderImplicit) is an "
+                                           "NCCL 2.31 setting; the scenario models " +
+                                               nccl_version_text(sc_.knobs.nccl_version) + ", where it has no effect"});
         c.loc = decl.loc;
         if (decl.family) {
           std::string n = decl.name + "{";
@@ -654,7 +654,8 @@ class Resolver {
     // (NCCL_WIN_GIN_ONLY) are NCCL calls of 2.31 and 2.32.
     if (!s.args.coll_config.empty()) {
       if (stmt_profile(s) == Profile::Mpi)
-        usage(c, s.args.config_loc, "config= is an NCCL per-collective configuration; '" + s.comm + "' is an mpi communicator");
+        usage(c, s.args.config_loc,
+              "config= is an NCCL per-collective configuration; '" + s.comm + "' is an mpi communicator");
       else if (sc_.knobs.nccl_version < kCollConfig)
         usage(c, s.args.config_loc,
               "config= (nccl*Config, ncclCollConfig_t) needs NCCL 2.31 or later; the scenario models " +

@@ -351,8 +351,14 @@ class NcclCalls : public RankCalls {
         if (!c.coll_config.empty()) {
           // config=maxctasN (nccl_support.h: the one form the replay runs): ncclCollConfig_t's maxCTAs.
           require(lib_.ncclAllReduceConfig, "ncclAllReduceConfig");
-          NcclCollConfig config{sizeof(NcclCollConfig), kNcclApiMagic, static_cast<unsigned int>(lib_.version),
-                                nullptr, INT_MIN, config_max_ctas(c.coll_config), INT_MIN, INT_MIN};
+          NcclCollConfig config{sizeof(NcclCollConfig),
+                                kNcclApiMagic,
+                                static_cast<unsigned int>(lib_.version),
+                                nullptr,
+                                INT_MIN,
+                                config_max_ctas(c.coll_config),
+                                INT_MIN,
+                                INT_MIN};
           nccl(lib_.ncclAllReduceConfig(in, out, count_of(c), dtype(c.dtype), redop(c.redop), comm, stream, &config),
                "ncclAllReduceConfig", comm);
           return;

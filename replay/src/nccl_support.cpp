@@ -352,8 +352,7 @@ std::string grow_numbering_refusal(const model::World& w) {
 
 int config_max_ctas(const std::string& config) {
   constexpr std::string_view kPrefix = "maxctas";
-  if (config.size() <= kPrefix.size() || config.size() > kPrefix.size() + 4 || config.rfind(kPrefix, 0) != 0)
-    return -1;
+  if (config.size() <= kPrefix.size() || config.size() > kPrefix.size() + 4 || config.rfind(kPrefix, 0) != 0) return -1;
   int n = 0;
   for (size_t i = kPrefix.size(); i < config.size(); ++i) {
     if (config[i] < '0' || config[i] > '9') return -1;
@@ -365,7 +364,8 @@ int config_max_ctas(const std::string& config) {
 std::string issue36_refusal(const model::World& w) {
   for (const auto& c : w.comms) {
     if (c.launch_order_implicit)
-      return "comm " + c.name + " is launch_order_implicit: the replay does not set ncclConfig_t.launchOrderImplicit yet";
+      return "comm " + c.name +
+             " is launch_order_implicit: the replay does not set ncclConfig_t.launchOrderImplicit yet";
     if (c.serialized)
       return "comm " + c.name + " is serialized (a framework-level group): the replay runs NCCL's own comms only";
   }

@@ -195,7 +195,8 @@ class LogReader {
                (has(tokens, "COMPLETE") || has(tokens, "START"))) {
       read_destroy(p, tid_text, tokens, w);
     } else if (line.find("NCCL_RMA_EAGER_INIT set by environment to 1") != std::string_view::npos) {
-      note_once("NCCL_RMA_EAGER_INIT=1 was set: NCCL 2.31+ ran the RMA setup at init (check with set rma_eager_init = on)");
+      note_once(
+          "NCCL_RMA_EAGER_INIT=1 was set: NCCL 2.31+ ran the RMA setup at init (check with set rma_eager_init = on)");
     } else if (head.size() > 1 && head.back() == ':' && tokens.size() > 1 && tokens[1].text == "opCount") {
       read_collective(p, tid_text, tokens, w);
     }

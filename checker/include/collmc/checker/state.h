@@ -139,12 +139,12 @@ inline constexpr uint8_t kConnectReceives = 4;
 struct P2pState {
   uint16_t comm = 0;
   uint16_t peer = 0;
-  uint32_t tag = 0;    // mpi: one record per message tag (messages of one tag match in order); nccl: 0
-  uint32_t sends = 0;  // to peer
-  uint32_t recvs = 0;  // from peer
+  uint32_t tag = 0;             // mpi: one record per message tag (messages of one tag match in order); nccl: 0
+  uint32_t sends = 0;           // to peer
+  uint32_t recvs = 0;           // from peer
   uint8_t connect_reached = 0;  // bit 0; kConnectSends, kConnectReceives: what the first call or group set up
-  uint32_t signals = 0;        // one-sided signals received from peer
-  uint32_t signals_taken = 0;  // of which waits consumed this many
+  uint32_t signals = 0;         // one-sided signals received from peer
+  uint32_t signals_taken = 0;   // of which waits consumed this many
   bool operator==(const P2pState&) const = default;
 };
 

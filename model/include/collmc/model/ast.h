@@ -84,7 +84,7 @@ struct CommDecl {
   // `comm C = per_rank`: no agreed member list; each rank's `init C [RANKS]` names the members it
   // passes (ncclCommInitRank's nranks, torch.distributed.new_group(ranks)). Implies uninit.
   bool per_rank = false;
-  std::optional<Profile> profile;  // `comm W = all mpi`: this comm's library (default: the `profile` knob)
+  std::optional<Profile> profile;      // `comm W = all mpi`: this comm's library (default: the `profile` knob)
   bool serialized = false;             // `serialized`: CommInstance::serialized
   bool launch_order_implicit = false;  // `launch_order_implicit`: CommInstance::launch_order_implicit
 };
