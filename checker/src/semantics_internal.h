@@ -46,13 +46,6 @@ inline const P2pState* find_p2p(const RankState& rs, int comm, int peer, uint32_
 
 // The rank's point-to-point record with `peer` on `comm` for messages of `tag` (mpi; nccl uses tag 0),
 // made when missing (kept sorted by comm, peer, tag).
-// The rank's record of (comm, peer, tag), if it has one.
-inline const P2pState* find_p2p(const RankState& rs, int comm, int peer, uint32_t tag = 0) {
-  for (const auto& p : rs.p2p)
-    if (p.comm == comm && p.peer == peer && p.tag == tag) return &p;
-  return nullptr;
-}
-
 inline P2pState& p2p_record(RankState& rs, int comm, int peer, uint32_t tag = 0) {
   P2pState key{};
   key.comm = static_cast<uint16_t>(comm);
