@@ -45,14 +45,15 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     long trimmed = 0, disagree = 0, hung = 0;
     for (long i = 0; i < runs; ++i) {
-      const RecordedRun run = generate_recorded_run(source, seed + static_cast<uint64_t>(i));
+      const uint64_t case_seed = seed + static_cast<uint64_t>(i);
+      const RecordedRun run = generate_recorded_run(source, case_seed);
       const TrimComparison c = compare_trim(run, dir);
       trimmed += c.trimmed;
       hung += c.full_outcome.rfind("safe", 0) != 0;
       if (!c.agree && disagree++ == 0)
         std::printf("DISAGREES: %s seed %llu: %s\nfull:\n%strimmed:\n%s\nfull scenario:\n%s\ntrimmed scenario:\n%s\n",
-                    run_source_name(source), static_cast<unsigned long long>(seed + static_cast<uint64_t>(i)),
-                    run.story.c_str(), c.full_outcome.c_str(), c.trimmed_outcome.c_str(), c.full_scenario.c_str(),
+                    run_source_name(source), static_cast<unsigned long long>(case_seed), run.story.c_str(),
+                    c.full_outcome.c_str(), c.trimmed_outcome.c_str(), c.full_scenario.c_str(),
                     c.trimmed_scenario.c_str());
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -4,7 +4,9 @@
 # GPU (a shared-GPU result, never a two-GPU one): tests/gpu_fixtures/shim_mempool.py registers a plain
 # torch.cuda.MemPool (expandable segments) on two groups, in one order ("same": completes) and in opposite orders
 # ("opposite": both ranks hang in register_mem_pool), each run under `collmc record` (the NCCL recorder and the
-# torch shim). The traces land in OUT_DIR/<mode>/ as one tar each; import and check them where collmc is built.
+# torch shim), and "plain" (the same order on a pool of plain cudaMalloc segments, expandable_segments:False:
+# NCCL refuses a window on that memory). The traces land in OUT_DIR/<mode>/ as one tar each; import and check
+# them where collmc is built.
 # Usage: LD_LIBRARY_PATH=.carry/lib scripts/gpu-torch-shim.sh COLLMC RECORDER NCCL_SRC OUT_DIR
 set -uo pipefail
 collmc=$(readlink -f "${1:?collmc binary}")
@@ -23,17 +25,20 @@ tail -2 "$out/nccl-build.log"
 python=/opt/torch/.venv/bin/python
 "$python" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
 status=0
-for mode in same opposite; do
+for mode in same opposite plain; do
   t0=$(date +%s)
+  alloc_conf=expandable_segments:True
+  [ "$mode" = plain ] && alloc_conf=expandable_segments:False
   # The recorder first, then the NCCL it records: collmc record appends its recorder to LD_PRELOAD, and a
   # library preloaded before the recorder would answer the NCCL calls itself.
-  LD_PRELOAD="$recorder:$lib" PYTHONPATH="$here/python" "$collmc" record --hang-after 5 --time-limit 120 \
+  PYTORCH_CUDA_ALLOC_CONF=$alloc_conf LD_PRELOAD="$recorder:$lib" PYTHONPATH="$here/python" "$collmc" record --hang-after 5 --time-limit 120 \
     -o "$out/traces-$mode" -- "$python" -m collmc.launch 2 "$here/tests/gpu_fixtures/shim_mempool.py" "$mode"
   rc=$?
   echo "== $mode: collmc record exit $rc after $(($(date +%s) - t0)) s"
   for f in "$out/traces-$mode"/*.jsonl; do
     echo "-- $(basename "$f"): $(wc -l <"$f") lines"
     grep -c '"ev":"enter"' "$f" | sed 's/^/   enters: /'
+    grep -o '"call":"register_mem_pool"[^}]*' "$f" | head -2 | sed 's/^/   /'
   done
   tar -C "$out" -cf "$out/traces-$mode.tar" "traces-$mode" && rm -rf "${out:?}/traces-$mode"
   if [ "$mode" = same ] && [ $rc -ne 0 ]; then status=1; fi

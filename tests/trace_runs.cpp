@@ -358,8 +358,12 @@ std::string hex(uint64_t v) {
   return buf;
 }
 
-uint64_t comm_ptr(int comm, int rank) { return 0x10000000ull + static_cast<uint64_t>(comm) * 0x1000 + rank * 0x10; }
-uint64_t buffer_ptr(int buffer) { return buffer < 0 ? 0x40fa00000ull : 0x7f0000000000ull + buffer * 0x200000ull; }
+uint64_t comm_ptr(int comm, int rank) {
+  return 0x10000000ull + static_cast<uint64_t>(comm) * 0x1000 + static_cast<uint64_t>(rank) * 0x10;
+}
+uint64_t buffer_ptr(int buffer) {
+  return buffer < 0 ? 0x40fa00000ull : 0x7f0000000000ull + static_cast<uint64_t>(buffer) * 0x200000ull;
+}
 constexpr uint64_t kBufferBytes = 0x200000;
 
 // One process's JSON lines, as libcollmc_record.so (and the MPI recorder) write them.

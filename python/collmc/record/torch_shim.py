@@ -546,6 +546,46 @@ def _wrap_method(cls: Any, name: str, call: str, describe: Callable[[Any, dict[s
         pass
 
 
+def _pool_segments(pool: Any) -> list[dict[str, Any]] | None:
+    """The caching allocator's segments of a MemPool, as torch.cuda.memory_snapshot() describes them (the
+    segments ProcessGroupNCCL.register_mem_pool registers one by one); None when this torch cannot say."""
+    snapshot = getattr(pool, "snapshot", None)
+    try:
+        if callable(snapshot):
+            segments = snapshot()
+        else:
+            pool_id = getattr(pool, "id", None)
+            memory_snapshot = sys.modules["torch.cuda"].memory_snapshot  # imported: a MemPool exists
+            segments = [s for s in memory_snapshot() if s.get("segment_pool_id") == pool_id]
+    except Exception:
+        return None
+    return segments if isinstance(segments, list) else None
+
+
+def _segment_fields(pool: Any) -> dict[str, Any]:
+    """What the memory of the pool is, for the reader: "segments" lists ADDRESS/SIZE/KIND for each segment, KIND
+    "vmm" for an expandable segment (cuMemCreate + cuMemMap: what ncclCommWindowRegister takes), "malloc" for a
+    plain cudaMalloc one, "custom" for memory from the pool's own allocator (torch.cuda.memory.CUDAPluggableAllocator,
+    NCCL's ncclMemAlloc: collmc cannot tell). Left out when torch cannot say."""
+    if pool is None:
+        return {}
+    segments = _pool_segments(pool)
+    if segments is None:
+        return {}
+    custom = getattr(pool, "allocator", None) is not None
+    parts = []
+    for seg in segments[:64]:
+        try:
+            kind = "custom" if custom else ("vmm" if seg.get("is_expandable") else "malloc")
+            parts.append("0x%x/%d/%s" % (int(seg["address"]), int(seg["total_size"]), kind))
+        except (KeyError, TypeError, ValueError):
+            return {}
+    out: dict[str, Any] = {"segments": ",".join(parts)}
+    if len(segments) > len(parts):
+        out["segments_left_out"] = len(segments) - len(parts)
+    return out
+
+
 def _describe_pool_call(self: Any, a: dict[str, Any]) -> dict[str, Any]:
     args, kwargs = a["args"], a["kwargs"]
     pool = args[0] if args else kwargs.get("pool")
@@ -553,6 +593,7 @@ def _describe_pool_call(self: Any, a: dict[str, Any]) -> dict[str, Any]:
     symm = kwargs.get("symm", args[1] if len(args) > 1 else None)
     if symm is not None:
         out["symm"] = 1 if symm else 0
+    out.update(_segment_fields(pool))
     return out
 
 

@@ -332,9 +332,17 @@ class ProcessPass {
       key.push_back(static_cast<char>('0' + static_cast<int>(group)));
       shape = shapes.intern(key, [&] { return *read_call(in, ret, how, group); });
     } else {
+      const auto depth = st_.group_depth.find(tid);
+      in_group_ = depth != st_.group_depth.end() && depth->second > 0;
       std::optional<CallShape> made = read_call(in, ret, how, group);
       shapes.forget_keys();  // the process's state may have changed under every key
       if (!made) return;
+      if (unseen_window_memory_) {
+        // The allocation the trace never saw stands just before the window NCCL accepted on it.
+        out.emplace_back(shapes.add(std::move(*unseen_window_memory_)), static_cast<uint64_t>(in.number),
+                         CallState::Completed, seq, time);
+        unseen_window_memory_.reset();
+      }
       shape = shapes.add(std::move(*made));
     }
     out.emplace_back(shape, static_cast<uint64_t>(in.number), state, seq, time);
@@ -388,6 +396,24 @@ class ProcessPass {
       if (ptr < it->second.first) return it->second.second;
     }
     return "buf_" + hex(ptr);
+  }
+  bool allocated(uint64_t ptr) const {
+    auto it = st_.allocations.upper_bound(ptr);
+    return it != st_.allocations.begin() && ptr < std::prev(it)->second.first;
+  }
+  // A window NCCL accepted on memory the trace never saw allocated: NCCL takes only cuMem (VMM) memory for a
+  // window (measured: plain cudaMalloc memory fails the registration, tests/calibration-probes/
+  // register_plain_memory_grouped_cross.cmc), so the memory is VMM that some allocator the recorder does not
+  // intercept mapped (PyTorch's expandable segments map theirs with cuMemCreate + cuMemMap). Written as an
+  // `alloc` just before the registration; left as it is, the scenario would take it for cudaMalloc memory and
+  // report the usage_error the run did not have (docs/HARDWARE.md, "The torch shim on one shared GPU").
+  void declare_unseen_window_memory(Call& c, uint64_t ptr) {
+    CallShape alloc;
+    alloc.call.kind = CallKind::MemAlloc;
+    alloc.call.buffer = c.buffer = new_allocation(ptr, c.bytes);
+    alloc.call.bytes = c.bytes;
+    alloc.call.detail = "memory the trace never saw allocated; VMM, as NCCL accepted a window on it";
+    unseen_window_memory_ = std::move(alloc);
   }
   std::string new_allocation(uint64_t ptr, uint64_t size) {
     std::string name = "buf_" + hex(ptr);
@@ -546,9 +572,14 @@ class ProcessPass {
       case CallKind::LocalRegister: {
         const bool window = c.kind == CallKind::WindowRegister;
         c.comm = comm_of(in.hex("comm"), in_line);
-        c.buffer = buffer_name(in.hex("buff"));
+        const uint64_t ptr = in.hex("buff");
+        c.buffer = buffer_name(ptr);
+        c.address = ptr;
         c.bytes = static_cast<uint64_t>(in.integer("size"));
         if (window) c.symmetric = (in.integer("flags") & 1) != 0;
+        // In a group the call returns before NCCL looks at the memory (measured: plain memory fails in ncclGroupEnd).
+        if (window && ok && result == 0 && !in_group_ && ptr != 0 && !allocated(ptr))
+          declare_unseen_window_memory(c, ptr);
         if (ok)
           (window ? st_.window_buffer : st_.local_buffer)[{c.comm, out->hex(window ? "win" : "handle")}] = c.buffer;
         break;
@@ -601,6 +632,8 @@ class ProcessPass {
   size_t index_;
   ProcessResult& out_;
   ProcessState st_;
+  bool in_group_ = false;                          // the call being read stands between a group's start and end
+  std::optional<CallShape> unseen_window_memory_;  // read_call's allocation to hold before its registration
 };
 
 // The lines of a recorder file, as both line readers take them: add(number, line, bytes of `text`'s capacity

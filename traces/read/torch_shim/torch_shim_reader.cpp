@@ -8,6 +8,7 @@
 #include "collmc/traces/torch_shim_reader.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -37,6 +38,17 @@ struct TorchCall {
   bool made_nccl_call = false;
 };
 
+// What the shim saw of a pool's memory when the program registered it (torch_shim.py, _segment_fields).
+enum class SegmentMemory {
+  Vmm,     // an expandable segment: cuMemCreate + cuMemMap, what ncclCommWindowRegister takes
+  Malloc,  // a plain cudaMalloc segment
+  Custom,  // the pool's own allocator (CUDAPluggableAllocator, NCCL's ncclMemAlloc): not known
+};
+struct PoolSegment {
+  uint64_t address = 0, size = 0;
+  SegmentMemory memory = SegmentMemory::Custom;
+};
+
 struct Process {
   const RecordedProcess* rp = nullptr;
   std::string file, host;
@@ -55,6 +67,32 @@ std::optional<int64_t> integer(const RecorderLine* line, const char* key) {
   const auto* v = field(line, key);
   if (v == nullptr || !v->is_number_integer()) return std::nullopt;
   return v->get<int64_t>();
+}
+
+// "segments": ADDRESS/SIZE/KIND items, comma-separated (ADDRESS in "0x" hex, SIZE in bytes, KIND vmm, malloc or
+// custom).
+std::vector<PoolSegment> parse_segments(const std::string& file, int line, const std::string& text) {
+  std::vector<PoolSegment> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    const size_t a = item.find('/'), b = a == std::string::npos ? a : item.find('/', a + 1);
+    PoolSegment seg;
+    std::optional<uint64_t> address = b == std::string::npos ? std::nullopt : parse_hex_field(item.substr(0, a));
+    const std::string size = b == std::string::npos ? "" : item.substr(a + 1, b - a - 1);
+    const std::string kind = b == std::string::npos ? "" : item.substr(b + 1);
+    const bool digits = !size.empty() && size.size() <= 19 &&
+                        std::all_of(size.begin(), size.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    if (!address || !digits || (kind != "vmm" && kind != "malloc" && kind != "custom"))
+      throw TraceInputError(file, line, 1, 0,
+                            "expected \"segments\" as ADDRESS/SIZE/KIND items (0x hex, bytes, vmm|malloc|custom), "
+                            "found \"" +
+                                item.substr(0, 60) + "\"");
+    seg.address = *address;
+    seg.size = std::stoull(size);
+    seg.memory = kind == "vmm" ? SegmentMemory::Vmm : kind == "malloc" ? SegmentMemory::Malloc : SegmentMemory::Custom;
+    out.push_back(seg);
+  }
+  return out;
 }
 
 std::vector<int> parse_ranks(const std::string& text) {
@@ -421,6 +459,7 @@ class Reader {
           c.origin = by->src + " (" + by->call + "; " + c.origin + ")";
           if (!c.comm.empty() && by->pg >= 0 && groups_.count(by->pg) && !nccl_label_.count(c.comm))
             nccl_label_[c.comm] = group_label(groups_.at(by->pg));
+          if (auto memory = pool_memory(p, *by, c, calls)) calls.push_back(std::move(*memory));
         }
         calls.push_back(std::move(c));
       }
@@ -441,6 +480,37 @@ class Reader {
         th.calls.insert(at, std::move(c));
       }
     }
+  }
+
+  // The allocation of the pool memory an NCCL registration inside register_mem_pool names, when the NCCL trace
+  // never saw it made (the caching allocator maps expandable segments with the driver API, which the recorder
+  // does not intercept) and the shim saw the segment: VMM memory for an expandable segment, cudaMalloc memory for
+  // a plain one. Without it the scenario takes the memory for cudaMalloc memory whatever it was (the usage_error
+  // the run of tests/fixtures/traces/gpu/shim_mempool_* did not have). A registration NCCL accepted has its
+  // allocation from the recorder's reader already.
+  std::optional<Call> pool_memory(const Process& p, const TorchCall& by, const Call& c,
+                                  const std::vector<Call>& before) {
+    if (by.call != "register_mem_pool" || c.address == 0) return std::nullopt;
+    if (c.kind != CallKind::WindowRegister && c.kind != CallKind::LocalRegister) return std::nullopt;
+    for (const Call& x : before)
+      if ((x.kind == CallKind::MemAlloc || x.kind == CallKind::CudaMalloc) && x.buffer == c.buffer) return std::nullopt;
+    const std::string text = string_or(by.rec->enter, "segments");
+    if (text.empty()) return std::nullopt;
+    for (const PoolSegment& seg : parse_segments(p.file, by.rec->enter->line, text)) {
+      if (c.address < seg.address || c.address - seg.address >= std::max<uint64_t>(seg.size, 1)) continue;
+      if (seg.memory == SegmentMemory::Custom) return std::nullopt;
+      Call alloc;
+      alloc.kind = seg.memory == SegmentMemory::Vmm ? CallKind::MemAlloc : CallKind::CudaMalloc;
+      alloc.buffer = c.buffer;
+      alloc.bytes = seg.size;
+      alloc.origin = c.origin;
+      alloc.time_ns = c.time_ns;
+      alloc.detail = std::string("the pool's segment, ") +
+                     (seg.memory == SegmentMemory::Vmm ? "an expandable one (VMM)" : "a plain cudaMalloc one") +
+                     ", as the shim saw it at register_mem_pool";
+      return alloc;
+    }
+    return std::nullopt;
   }
 
   // The NCCL recorder's communicators, named after the torch groups whose calls made them; the torch groups

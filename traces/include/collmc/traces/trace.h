@@ -98,6 +98,7 @@ struct Call {
   std::string buffer;       // per-rank buffer name (readers name them, e.g. "buf_7f3a00000000"); may be empty
   std::string recv_buffer;  // a distinct output buffer, if any
   uint64_t bytes = 0;       // alloc / register size (0: unknown)
+  uint64_t address = 0;     // register: the device address registered, when the source has it (0: unknown)
   std::optional<uint64_t> count;
   std::string dtype;           // scenario dtype name (float32, bfloat16, ...); empty: unknown
   std::string redop;           // sum | prod | max | min | avg; empty: unknown or not a reduction
