@@ -228,3 +228,33 @@ class PrecheckScenarioTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ShimPoolSegmentsTest(unittest.TestCase):
+    """What the torch shim writes of a pool's memory at register_mem_pool: one ADDRESS/SIZE/KIND item a segment of
+    the pool's snapshot (the segments ProcessGroupNCCL registers), the kind from is_expandable, "custom" for a pool
+    with its own allocator, nothing when torch cannot say."""
+
+    class Pool:
+        def __init__(self, segments: object, allocator: object = None) -> None:
+            self._segments, self.allocator = segments, allocator
+
+        def snapshot(self) -> object:
+            if isinstance(self._segments, Exception):
+                raise self._segments
+            return self._segments
+
+    def test_kinds_of_segments(self) -> None:
+        from collmc.record import torch_shim as shim
+        seg = {"address": 0x10004000000, "total_size": 20971520, "is_expandable": True}
+        plain = {"address": 0x7f0000000000, "total_size": 2097152, "is_expandable": False}
+        self.assertEqual(shim._segment_fields(self.Pool([seg, plain])),
+                         {"segments": "0x10004000000/20971520/vmm,0x7f0000000000/2097152/malloc"})
+        self.assertEqual(shim._segment_fields(self.Pool([seg], allocator=object())),
+                         {"segments": "0x10004000000/20971520/custom"})
+        many = shim._segment_fields(self.Pool([plain] * 70))
+        self.assertEqual(many["segments"].count(","), 63)
+        self.assertEqual(many["segments_left_out"], 6)
+        self.assertEqual(shim._segment_fields(self.Pool(RuntimeError("no snapshot"))), {})
+        self.assertEqual(shim._segment_fields(self.Pool([{"address": "x"}])), {})
+        self.assertEqual(shim._segment_fields(None), {})
