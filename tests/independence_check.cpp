@@ -22,7 +22,7 @@ std::string verdict_text(const std::optional<checker::Violation>& v) {
 
 bool claimed_independent(const checker::Semantics& semantics, const Step& a, const Step& b) {
   if (a == b) return false;
-  if (semantics.threads_share_nccl_comm()) return false;  // the reduction claims nothing then
+  if (semantics.threads_share_a_comm()) return false;  // the reduction claims nothing then
   if (semantics.ranks_share_a_process()) return false;    // nor here
   if (!is_completion(a) && !is_completion(b)) return a.rank != b.rank;
   if (is_completion(a) && is_completion(b)) return true;

@@ -23,7 +23,7 @@ inputs+=("$src/tests/calibration-mpi")
 # Issue 26's hang classes of tags and MPI_Probe whose outcome does not depend on a race (a wildcard's match),
 # and issue 32's buffered sends (MPI_Bsend from an attached buffer).
 for f in mpi_tag_mismatch mpi_tag_same mpi_tags_overtake mpi_tags_overtake_blocking mpi_probe_before_send \
-  mpi_probe_after_send mpi_probe_tag mpi_bsend_exchange mpi_bsend_wrong_tag; do
+  mpi_probe_after_send mpi_probe_tag mpi_bsend_exchange mpi_bsend_wrong_tag mpi_threads_ordered_collectives; do
   inputs+=("$src/tests/hang-classes/$f.cmc")
 done
 rc=0

@@ -6,9 +6,9 @@ namespace collmc::checker {
 
 void PersistentSetReduction::enabled(const State& s, std::vector<Step>& out, int first_rank) const {
   // Two threads of a rank on one NCCL comm: other ranks' steps change whether a call is a usage error
-  // (IndependenceInfo::threads_share_nccl_comm), so every enabled step is explored.
+  // (IndependenceInfo::threads_share_a_comm), so every enabled step is explored.
   // Likewise for ranks that one process's host thread drives (IndependenceInfo::ranks_share_a_process).
-  if (info_.threads_share_nccl_comm() || info_.ranks_share_a_process()) {
+  if (info_.threads_share_a_comm() || info_.ranks_share_a_process()) {
     inner_.enabled(s, out, first_rank);
     return;
   }

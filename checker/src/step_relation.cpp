@@ -68,13 +68,17 @@ Semantics::Semantics(const model::World& world)
           return true;
     return false;
   });
-  // (rank, comm) -> the first thread seen calling on it; a second thread makes the thread-safety rule live.
+  // (rank, comm) -> the first thread seen calling on it; a second thread makes the thread-safety rule live
+  // (NCCL: any call; MPI: collectives, mpi_collective).
   std::map<std::pair<int, int>, int> comm_thread;
   for (const auto& c : world_.calls) {
-    if (c.comm < 0 || world_.profile_of(c) != Profile::Nccl) continue;
+    if (c.comm < 0 || (world_.profile_of(c) != Profile::Nccl && !mpi_collective(c))) continue;
     auto [it, fresh] = comm_thread.emplace(std::make_pair(c.rank, c.comm), c.thread);
-    if (!fresh && it->second != c.thread) threads_share_nccl_comm_ = true;
+    if (!fresh && it->second != c.thread) threads_share_a_comm_ = true;
   }
+  grouped_.assign(world_.calls.size(), false);
+  for (const auto& g : control_.groups)
+    for (int32_t c : g) grouped_[static_cast<size_t>(c)] = true;
 }
 
 bool Semantics::thread_live(const State& s, int rank, int thread) const {

@@ -22,10 +22,11 @@ class IndependenceInfo {
   virtual bool has_pending_device_work(const State& s, int rank) const = 0;
   // Some thread of the rank can still reach a step that reads device work.
   virtual bool may_read_device(const State& s, int rank) const = 0;
-  // Some rank has two threads with calls on one NCCL comm. Whether such a call is a usage error
-  // (another thread of the rank blocked inside that comm) then depends on other ranks' progress, which
-  // can unblock the thread: steps of different ranks no longer commute, and no reduction may assume so.
-  virtual bool threads_share_nccl_comm() const = 0;
+  // Some rank has two threads with calls on one NCCL comm, or with collectives on one MPI comm. Whether
+  // such a call is a usage error (another thread of the rank blocked inside that comm, or inside a
+  // collective on it) then depends on other ranks' progress, which can unblock the thread: steps of
+  // different ranks no longer commute, and no reduction may assume so.
+  virtual bool threads_share_a_comm() const = 0;
   // Some process drives several ranks from one host thread (`process P = [..]`): whether a rank may
   // issue depends on its process's other ranks (their turn, their blocking calls), so steps of
   // different ranks no longer commute, and no reduction may assume so.

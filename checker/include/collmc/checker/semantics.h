@@ -67,7 +67,7 @@ class Semantics final : public NextState, public IndependenceInfo {
   bool has_pending_device_work(const State& s, int rank) const override;
   bool may_read_device(const State& s, int rank) const override;
   std::vector<int> completion_ranks(const Step& step) const override;
-  bool threads_share_nccl_comm() const override { return threads_share_nccl_comm_; }
+  bool threads_share_a_comm() const override { return threads_share_a_comm_; }
   bool ranks_share_a_process() const override { return !world_.processes.empty(); }
   void enabled_of_rank(const State& s, int rank, std::vector<Step>& host,
                        std::vector<Step>& completions) const override;
@@ -111,7 +111,14 @@ class Semantics final : public NextState, public IndependenceInfo {
   friend class Issuer;
   // Comms of both launchOrderImplicit settings at NCCL 2.31+ (launch_order_mixed in step_relation.cpp).
   bool launch_order_mixed_ = false;
-  bool threads_share_nccl_comm_ = false;  // see IndependenceInfo::threads_share_nccl_comm
+  bool threads_share_a_comm_ = false;  // see IndependenceInfo::threads_share_a_comm
+  std::vector<bool> grouped_;          // [call id]: the call stands in a group (an MPI_I* call before its wait)
+  // A collective call on an mpi comm (collectives, barriers, communicator and window constructors: every
+  // call that takes a host slot there), whose calls from two threads of a process MPI wants ordered.
+  bool mpi_collective(const model::Call& c) const {
+    return c.comm >= 0 && world_.profile_of(c) == model::Profile::Mpi &&
+           model::op_class(c.kind, model::Profile::Mpi) == model::OpClass::HostBlocking;
+  }
   // What a call on a nonblocking comm waits for first (NCCL's poll until the previous call returned):
   // the one rule both the guard and the wait-for graph read.
   struct NonblockingWait {
