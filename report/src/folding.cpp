@@ -18,7 +18,7 @@ std::string count_of(size_t n, const char* one, const char* many) {
 std::string ranks_text(std::vector<int> ranks, const std::string& separator, size_t max_chars) {
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  const std::string all = model::rank_ranges_text(ranks, separator);
+  std::string all = model::rank_ranges_text(ranks, separator);  // not const: it moves on return
   if (max_chars == 0 || all.size() <= max_chars) return all;
   // Cut after the last whole piece that fits, and count the ranks of the pieces left out: a piece is
   // "a", "a..b" or "a..b step s", so the ranks shown are those up to the last number kept.
@@ -27,7 +27,8 @@ std::string ranks_text(std::vector<int> ranks, const std::string& separator, siz
   if (cut == std::string::npos) return all;
   const std::string shown = all.substr(0, cut);
   // The last rank shown: the end of the last piece ("a", "a..b", "a..b step s": b, not s).
-  std::string piece = shown.substr(shown.rfind(separator) == std::string::npos ? 0 : shown.rfind(separator) + separator.size());
+  std::string piece =
+      shown.substr(shown.rfind(separator) == std::string::npos ? 0 : shown.rfind(separator) + separator.size());
   if (const size_t step = piece.find(" step "); step != std::string::npos) piece.resize(step);
   if (const size_t dots = piece.find(".."); dots != std::string::npos) piece = piece.substr(dots + 2);
   const int last = std::stoi(piece);
@@ -66,8 +67,7 @@ std::vector<int> focus_ranks(const WaitForGraph& g) {
   return ranks;
 }
 
-std::vector<size_t> steps_that_matter(const checker::CheckResult& r, const std::vector<int>& ranks,
-                                      size_t max_steps) {
+std::vector<size_t> steps_that_matter(const checker::CheckResult& r, const std::vector<int>& ranks, size_t max_steps) {
   const std::set<int> wanted(ranks.begin(), ranks.end());
   const model::World& w = *r.world;
   std::vector<size_t> steps;
@@ -108,9 +108,9 @@ int role_comm(const model::World& w, const checker::BlockedCall& b) {
 }
 
 std::string role_key(const model::World& w, const checker::BlockedCall& b) {
-  std::string key = b.stream >= 0 ? std::string("stream") : "thread " + w.programs[static_cast<size_t>(b.rank)]
-                                                                             .threads[static_cast<size_t>(b.thread)]
-                                                                             .name;
+  std::string key =
+      b.stream >= 0 ? std::string("stream")
+                    : "thread " + w.programs[static_cast<size_t>(b.rank)].threads[static_cast<size_t>(b.thread)].name;
   if (b.finished) return key + "|finished";
   if (b.call < 0) return key + "|" + b.reason;
   const auto& c = w.calls[static_cast<size_t>(b.call)];
