@@ -820,10 +820,9 @@ TEST(SemanticsThreads, TwoThreadsRegisterIndependently) {
 
 TEST(SemanticsThreads, OppositeOrdersInTwoThreadsAgainstOnePeerOrder) {
   // Rank 0: t1 registers A then B, t2 registers B then A. Rank 1 registers A, B, B, A in one thread.
-  // On MPI comms (windows; MPI_THREAD_MULTIPLE allows two threads in one comm) there is no deadlock:
-  // while rank 1 waits at A0 or B0, t1 can issue its next call (t2 cannot have issued its A before B0
-  // completed); at B1 whichever thread has not issued a B yet is free to; at A1 t2's B completed, so
-  // t2 is free to issue its A.
+  // On MPI comms (windows: MPI_Win_create is collective over the comm) two threads must order their
+  // collective calls on one comm (MPI 4.1 sec. 11.6.2); here nothing orders t1's B against t2's B (nor the A's),
+  // so both programs are a usage error, whatever rank 1 does: t1 calls register B while t2 is inside B.
   const std::string r0 =
       "alloc a1; alloc b1; alloc a2; alloc b2\n"
       "thread t1 { register A a1; register B b1 }\n"
@@ -832,10 +831,8 @@ TEST(SemanticsThreads, OppositeOrdersInTwoThreadsAgainstOnePeerOrder) {
       "alloc a1; alloc b1; alloc a2; alloc b2; register A a1; register B b1; register B b2; register A a2";
   const std::string r1_abab =
       "alloc a1; alloc b1; alloc a2; alloc b2; register A a1; register B b1; register A a2; register B b2";
-  EXPECT_VERDICT(two_ranks("set profile = mpi", r0, r1_abba), Verdict::Safe);
-  // With A, B, A, B on rank 1 an interleaving hangs: t1 finishes A0 and B0, t2 enters B1 while rank 1
-  // waits at A1 for rank 0's second A, which t2 issues only after B1.
-  EXPECT_VERDICT(two_ranks("set profile = mpi", r0, r1_abab), Verdict::Deadlock);
+  EXPECT_VERDICT(two_ranks("set profile = mpi", r0, r1_abba), Verdict::UsageError);
+  EXPECT_VERDICT(two_ranks("set profile = mpi", r0, r1_abab), Verdict::UsageError);
   // On NCCL comms the same program is a usage error first (issue 14): t1 calls register B while t2 is
   // blocked inside B, and NCCL communicators are not thread-safe.
   EXPECT_VERDICT(two_ranks("", r0, r1_abba), Verdict::UsageError);

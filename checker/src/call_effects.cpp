@@ -28,7 +28,7 @@ class Issuer {
     if (!c.usage_error.empty()) return fail(Verdict::UsageError, c, c.usage_error);
     if (!check_comm(c)) return false;
     const bool mpi = w_.profile_of(c) == Profile::Mpi;
-    if (!(mpi ? check_one_thread_in_mpi_collective(c) : check_one_thread_in_comm(c))) return false;
+    if (!check_threads_in_comm(c, mpi)) return false;
     // Entering MPI moves the messages of the collectives this rank left early (mpi_progress = weak).
     if (mpi && c.comm >= 0) rs_.left_early.clear();
     switch (c.kind) {
@@ -843,46 +843,31 @@ class Issuer {
                      th.waits.end());
   }
 
-  // NCCL communicators are not thread-safe (user guide, "Thread Safety"): a call on a comm while another
-  // thread of this rank is blocked inside a call on it is a usage error.
-  bool check_one_thread_in_comm(const Call& c) {
-    // A framework-level group serialises its threads' calls (the guard, step_relation.cpp): no error.
-    if (c.comm < 0 || w_.comms[static_cast<size_t>(c.comm)].serialized) return true;
+  // Two threads of this rank inside one comm at once. NCCL communicators are not thread-safe (user guide,
+  // "Thread Safety"): a call on a comm while another thread of this rank is blocked inside a call on it is a
+  // usage error; a framework-level group serialises its threads' calls (the guard, step_relation.cpp): no
+  // error. MPI 4.1 sec. 11.6.2 ("Collective calls"): collectives on a communicator match in the order each
+  // process issues them, and threads that issue them on one communicator must order them themselves; a
+  // collective issued while another thread is inside a blocking collective call on the comm is not ordered
+  // against it. A thread waiting for its own nonblocking collective (an MPI_I* call in a group, its wait the
+  // group's end) is not inside that call, and point-to-point calls may run concurrently (MPI_THREAD_MULTIPLE).
+  bool check_threads_in_comm(const Call& c, bool mpi) {
+    if (c.comm < 0 || (mpi ? !sem_.mpi_collective(c) : w_.comms[static_cast<size_t>(c.comm)].serialized)) return true;
     for (size_t t = 0; t < rs_.threads.size(); ++t) {
       if (static_cast<int>(t) == t_) continue;
       for (const Wait& w : rs_.threads[t].waits) {
-        if (w.kind == WaitKind::StoreKey || w.comm != c.comm || sem_.wait_holds(st_, r_, w)) continue;
+        if (w.kind == WaitKind::StoreKey || w.comm != c.comm) continue;
+        const bool inside_blocking_collective =
+            (w.kind == WaitKind::HostSlot || w.kind == WaitKind::MpiProgress) && !sem_.grouped_[w.call];
+        if ((mpi && !inside_blocking_collective) || sem_.wait_holds(st_, r_, w)) continue;
         const auto& threads = w_.programs[static_cast<size_t>(r_)].threads;
         return fail(Verdict::UsageError, c,
-                    "two host threads inside " + w_.comm_name(c.comm) + " at once: thread " + threads[t].name +
-                        " is blocked in " + sem_.call_ref(static_cast<int>(w.call)) + " while thread " +
+                    std::string(mpi ? "two threads in collectives on " : "two host threads inside ") +
+                        w_.comm_name(c.comm) + " at once: thread " + threads[t].name + " is " +
+                        (mpi ? "inside " : "blocked in ") + sem_.call_ref(static_cast<int>(w.call)) + " while thread " +
                         threads[static_cast<size_t>(t_)].name + " calls " + sem_.call_ref(c.id) +
-                        " (NCCL communicators are not thread-safe)");
-      }
-    }
-    return true;
-  }
-
-  // MPI 4.1 sec. 11.6.2 ("Collective calls"): collectives on a communicator match in the order each process
-  // issues them, and threads that issue them on one communicator must order them themselves. A collective
-  // issued while another thread of this rank is inside a blocking collective call on the comm is not ordered
-  // against it: a usage error. A thread waiting for its own nonblocking collective (an MPI_I* call in a
-  // group, its wait the group's end) is not inside that call, and point-to-point calls may run concurrently
-  // (MPI_THREAD_MULTIPLE).
-  bool check_one_thread_in_mpi_collective(const Call& c) {
-    if (!sem_.mpi_collective(c)) return true;
-    for (size_t t = 0; t < rs_.threads.size(); ++t) {
-      if (static_cast<int>(t) == t_) continue;
-      for (const Wait& w : rs_.threads[t].waits) {
-        if ((w.kind != WaitKind::HostSlot && w.kind != WaitKind::MpiProgress) || w.comm != c.comm ||
-            sem_.grouped_[w.call] || sem_.wait_holds(st_, r_, w))
-          continue;
-        const auto& threads = w_.programs[static_cast<size_t>(r_)].threads;
-        return fail(Verdict::UsageError, c,
-                    "two threads in collectives on " + w_.comm_name(c.comm) + " at once: thread " + threads[t].name +
-                        " is inside " + sem_.call_ref(static_cast<int>(w.call)) + " while thread " +
-                        threads[static_cast<size_t>(t_)].name + " calls " + sem_.call_ref(c.id) +
-                        " (MPI 4.1 sec. 11.6.2: threads must order their collective calls on one communicator)");
+                        (mpi ? " (MPI 4.1 sec. 11.6.2: threads must order their collective calls on one communicator)"
+                             : " (NCCL communicators are not thread-safe)"));
       }
     }
     return true;
