@@ -1,7 +1,6 @@
 // MPI usage errors found in MPI recorder traces (issue 26; traces/read/mpi_recorder/mpi_usage_rules.cpp): each rule in
 // both outcomes, on traces written here line by line in the recorder's format (docs/TRACES.md), and the check of the
 // imported scenario (usage_error where the rule fires, nothing added where the program is correct).
-#if __has_include("collmc/traces/recorder_reader.h")
 #include <gtest/gtest.h>
 
 #include <string>
@@ -452,4 +451,3 @@ TEST(MpiImport, CallsTheTableDoesNotHoldAreNamedAndJudgeNothing) {
 }
 
 }  // namespace
-#endif

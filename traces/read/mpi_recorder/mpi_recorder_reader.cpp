@@ -11,6 +11,8 @@
 #include <optional>
 #include <set>
 
+#include <absl/strings/str_cat.h>
+
 #include "collmc/traces/recorder_reader.h"
 #include "mpi_calls.h"
 #include "mpi_usage_rules.h"
@@ -24,15 +26,8 @@ constexpr int64_t kAnySource = -1;  // the recorder writes MPI_ANY_SOURCE as -1
 constexpr int64_t kProcNull = -2;   // and MPI_PROC_NULL as -2
 constexpr int64_t kMaxWorld = 4096;
 
-std::string hex(uint64_t v) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  do {
-    s.insert(s.begin(), kHex[v & 0xf]);
-    v >>= 4;
-  } while (v != 0);
-  return s;
-}
+// Lowercase hex digits without a prefix, as the recorder writes addresses after its "0x".
+std::string hex(uint64_t v) { return absl::StrCat(absl::Hex(v)); }
 
 // MPI's predefined datatypes that the language names; any other predefined type is `mpi_<name>` (compared by
 // name only), MPI_PACKED and what cannot be said `any` (never compared: MPI 4.1 sec. 3.3.1, 5.2.2).

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/strings/str_cat.h>
 
 #include "file_io.h"
 #include "held_calls.h"
@@ -151,15 +152,8 @@ RecorderLine parse_line(const std::string& name, int number, const std::string& 
 // pass over the processes in order gives. Then world ranks, the trim on held calls, and a Call for each
 // call kept.
 
-std::string hex(uint64_t v) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  do {
-    s.insert(s.begin(), kHex[v & 0xf]);
-    v >>= 4;
-  } while (v != 0);
-  return s;
-}
+// Lowercase hex digits without a prefix, as the recorder writes addresses after its "0x".
+std::string hex(uint64_t v) { return absl::StrCat(absl::Hex(v)); }
 
 // A rank of a communicator as one process saw it at creation.
 struct Membership {

@@ -16,6 +16,8 @@
 #include <set>
 #include <sstream>
 
+#include <absl/strings/str_cat.h>
+
 namespace collmc::traces {
 namespace {
 
@@ -151,11 +153,7 @@ std::optional<CallKind> collective_kind(const std::string& call) {
   return it->second;
 }
 
-std::string hex_text(uint64_t v) {
-  std::ostringstream out;
-  out << std::hex << v;
-  return out.str();
-}
+std::string hex_text(uint64_t v) { return absl::StrCat(absl::Hex(v)); }
 
 bool makes_group(const std::string& call) {
   return call == "init_process_group" || call == "new_group" || call == "split_group" || call == "new_subgroups";
