@@ -140,7 +140,8 @@ bool has_choices(const model::World& world) { return shrink::size_of(world).choi
 int cmd_check(const std::vector<std::string>& args) {
   po::options_description d = search_options();
   d.add_options()("json", po::value<std::string>()->value_name("OUT"),
-                  "write the JSON result to OUT ('-': standard output, and the report goes to stderr); with several files, one array of results")(
+                  "write the JSON result to OUT ('-': standard output, and the report goes to stderr); with several "
+                  "files, one array of results")(
       "dot", po::value<std::string>()->value_name("OUT"),
       "write the wait-for graph (deadlocks) as Graphviz DOT to OUT ('-': standard output)")(
       "svg", po::value<std::string>()->value_name("OUT"), "render the wait-for graph (deadlocks) to SVG in OUT")(
@@ -191,8 +192,8 @@ int cmd_check(const std::vector<std::string>& args) {
       if (options.shortest && world.ranks > kShortestHopelessRanks && has_choices(world))
         std::cerr << (world.source ? world.source->path : file) << ": " << yellow("warning", error_colour)
                   << ": --shortest keeps every state of every interleaving; at " << world.ranks
-                  << " ranks with open orders it is likely to stop at its memory bound ("
-                  << options.max_memory_mib << " MiB) before it ends\n"
+                  << " ranks with open orders it is likely to stop at its memory bound (" << options.max_memory_mib
+                  << " MiB) before it ends\n"
                   << "help: shrink first, then look for the shortest schedule of the small scenario: collmc shrink "
                   << file << " -o small.cmc && collmc check --shortest small.cmc\n";
       auto result = checker::check(world, options);

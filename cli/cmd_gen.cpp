@@ -6,8 +6,8 @@
 #include "collmc/model/source.h"
 
 #include "cli_common.h"
-#include "collmc/model/parser.h"
 #include "collmc/gen/generators.h"
+#include "collmc/model/parser.h"
 #include "collmc/traces/import.h"
 #include "commands.h"
 
@@ -238,7 +238,9 @@ int cmd_gen(const std::vector<std::string>& args) {
     if (vm.count("ranks") && vm.count("world") && vm["ranks"].as<int>() != vm["world"].as<int>())
       throw po::error("--ranks " + std::to_string(vm["ranks"].as<int>()) + " and --world " +
                       std::to_string(vm["world"].as<int>()) + " disagree (they are the same option)");
-    const int given = vm.count("ranks") ? vm["ranks"].as<int>() : vm.count("world") ? vm["world"].as<int>() : by_default;
+    const int given = vm.count("ranks")   ? vm["ranks"].as<int>()
+                      : vm.count("world") ? vm["world"].as<int>()
+                                          : by_default;
     // The sizes `check` takes (model::kMaxWorldRanks): a scenario gen writes is one check reads.
     if (given < 1 || given > model::kMaxWorldRanks)
       throw po::error("world size " + std::to_string(given) + " out of range: expected 1.." +

@@ -22,8 +22,8 @@ std::string verdict_text(const std::optional<checker::Violation>& v) {
 
 bool claimed_independent(const checker::Semantics& semantics, const Step& a, const Step& b) {
   if (a == b) return false;
-  if (semantics.threads_share_a_comm()) return false;  // the reduction claims nothing then
-  if (semantics.ranks_share_a_process()) return false;    // nor here
+  if (semantics.threads_share_a_comm()) return false;   // the reduction claims nothing then
+  if (semantics.ranks_share_a_process()) return false;  // nor here
   if (!is_completion(a) && !is_completion(b)) return a.rank != b.rank;
   if (is_completion(a) && is_completion(b)) return true;
   const Step& completion = is_completion(a) ? a : b;

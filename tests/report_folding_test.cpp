@@ -56,7 +56,8 @@ bool renames_onto(const model::World& w, const WaitForGraph& g, size_t a, size_t
     if (ea.comm >= 0 && !bijective(comm_to, comm_from, ea.comm, eb.comm)) return false;
     const std::string name_a = ea.comm >= 0 ? w.comms[static_cast<size_t>(ea.comm)].name : "";
     const std::string name_b = eb.comm >= 0 ? w.comms[static_cast<size_t>(eb.comm)].name : "";
-    if (ea.comm >= 0 && w.comms[static_cast<size_t>(ea.comm)].decl_name != w.comms[static_cast<size_t>(eb.comm)].decl_name)
+    if (ea.comm >= 0 &&
+        w.comms[static_cast<size_t>(ea.comm)].decl_name != w.comms[static_cast<size_t>(eb.comm)].decl_name)
       return false;
     if (ea.slot != eb.slot || renamed(ea.label, name_a, name_b) != eb.label) return false;
     if (na.kind == WaitNode::Kind::HostThread &&
@@ -92,9 +93,11 @@ void expect_exact_folding(const model::World& w, const WaitForGraph& g) {
       const auto c = static_cast<size_t>(shape.members[m]);
       ASSERT_EQ(shape_of[c], -1) << "cycle " << c << " in two shapes";
       shape_of[c] = static_cast<int>(s);
-      EXPECT_TRUE(renames_onto(w, g, static_cast<size_t>(shape.members.front()), c, static_cast<size_t>(shape.offsets[m])))
+      EXPECT_TRUE(
+          renames_onto(w, g, static_cast<size_t>(shape.members.front()), c, static_cast<size_t>(shape.offsets[m])))
           << "member " << m << " of shape " << s << " is not the representative renamed at its offset";
-      EXPECT_EQ(shape.lead_ranks[m], g.nodes[static_cast<size_t>(g.cycles[c][static_cast<size_t>(shape.offsets[m])])].rank);
+      EXPECT_EQ(shape.lead_ranks[m],
+                g.nodes[static_cast<size_t>(g.cycles[c][static_cast<size_t>(shape.offsets[m])])].rank);
     }
   }
   for (size_t c = 0; c < g.cycles.size(); ++c) ASSERT_GE(shape_of[c], 0) << "cycle " << c << " in no shape";
@@ -320,7 +323,8 @@ TEST(ShapeFolding, JobScaleReportsShowTheFirstCycleOnceAndCountTheRest) {
   // The page: one hop table, the count of the rest.
   const std::string html = report::html_report(r, "");
   size_t tables = 0;
-  for (size_t at = html.find("<table class=\"hops\">"); at != std::string::npos; at = html.find("<table class=\"hops\">", at + 1))
+  for (size_t at = html.find("<table class=\"hops\">"); at != std::string::npos;
+       at = html.find("<table class=\"hops\">", at + 1))
     ++tables;
   EXPECT_EQ(tables, 1u);
   EXPECT_NE(html.find("32 wait-for cycles, of 1 shape"), std::string::npos);

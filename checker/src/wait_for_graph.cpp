@@ -367,8 +367,7 @@ void fold_by_shape(const model::World& w, WaitForGraph& g) {
     const auto& edges = g.cycle_edges[c];
     std::vector<std::string> tokens;
     for (size_t i = 0; i < cycle.size(); ++i)
-      tokens.push_back(
-          hop_token(w, g.nodes[static_cast<size_t>(cycle[i])], g.edges[static_cast<size_t>(edges[i])]));
+      tokens.push_back(hop_token(w, g.nodes[static_cast<size_t>(cycle[i])], g.edges[static_cast<size_t>(edges[i])]));
     std::string best = cycle_key(g, tokens, cycle, edges, 0);
     size_t best_start = 0;
     for (size_t start = 1; start < cycle.size() && cycle.size() <= kMaxRotated; ++start)

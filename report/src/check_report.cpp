@@ -86,7 +86,8 @@ nlohmann::ordered_json wait_for_json(const WaitForGraph& g) {
   }
   auto shapes = [](const std::vector<checker::Shape>& list) {
     json out = json::array();
-    for (const auto& s : list) out.push_back({{"members", s.members}, {"offsets", s.offsets}, {"lead_ranks", s.lead_ranks}});
+    for (const auto& s : list)
+      out.push_back({{"members", s.members}, {"offsets", s.offsets}, {"lead_ranks", s.lead_ranks}});
     return out;
   };
   return json{{"nodes", nodes},
@@ -167,7 +168,8 @@ void stands_section(std::ostringstream& out, const CheckResult& r) {
           << ranks_text(it->second, ",", kRanksChars) << ", in its place on the cycles like it\n";
   }
   if (shapes_left > 0)
-    out << "  (the ranks of " << count_of(r.wait_for.cycle_shapes.size() - kShapesShown, "more cycle shape", "more cycle shapes")
+    out << "  (the ranks of "
+        << count_of(r.wait_for.cycle_shapes.size() - kShapesShown, "more cycle shape", "more cycle shapes")
         << " left out: --json lists every rank)\n";
   for (const auto& key : order) {
     const auto& group = others[key];
@@ -219,8 +221,7 @@ void findings_section(std::ostringstream& out, const CheckResult& r) {
     size_t left = 0;
     for (size_t s = kShapesShown; s < shapes.size(); ++s) left += shapes[s].members.size();
     out << "  and " << count_of(shapes.size() - kShapesShown, "more shape", "more shapes") << " ("
-        << count_of(left, cycles ? "cycle" : "cause", cycles ? "cycles" : "causes")
-        << "): --json lists every one\n";
+        << count_of(left, cycles ? "cycle" : "cause", cycles ? "cycles" : "causes") << "): --json lists every one\n";
   }
   // Causes besides cycles (a knot that also waits on a rank that ended) are counted, not listed.
   if (cycles && !g.causes.empty())
@@ -254,9 +255,9 @@ void schedule_section(std::ostringstream& out, const CheckResult& r, bool verbos
     if (mattering.size() > kMatteringSteps)
       mattering.erase(mattering.begin(), mattering.end() - static_cast<std::ptrdiff_t>(kMatteringSteps));
     which = "; shown: " +
-            (of_focus == mattering.size() ? "the " + count_of(of_focus, "step", "steps")
-                                          : "the last " + std::to_string(mattering.size()) + " of the " +
-                                                count_of(of_focus, "step", "steps")) +
+            (of_focus == mattering.size()
+                 ? "the " + count_of(of_focus, "step", "steps")
+                 : "the last " + std::to_string(mattering.size()) + " of the " + count_of(of_focus, "step", "steps")) +
             (ranks.empty() ? std::string(" at the end")
                            : std::string(" of ") + (ranks.size() == 1 ? "rank " : "ranks ") +
                                  ranks_text(ranks, ",", kRanksChars) +

@@ -36,8 +36,7 @@ std::vector<int> focus_ranks(const checker::WaitForGraph& g);
 
 // The schedule steps that matter for `ranks`: what each of them did (its host steps) and the
 // completions it took part in, in order; the last `max_steps` of them when there are more (0: all).
-std::vector<size_t> steps_that_matter(const checker::CheckResult& r, const std::vector<int>& ranks,
-                                      size_t max_steps);
+std::vector<size_t> steps_that_matter(const checker::CheckResult& r, const std::vector<int>& ranks, size_t max_steps);
 
 // What a blocked rank is in (thread or stream, and the call), with the call's comm and stream written
 // as marks: ranks in the same role on different comms (an import's 128 tensor-parallel groups, each a

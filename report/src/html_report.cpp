@@ -297,8 +297,7 @@ class Html {
         out_ << "<tr><td class=\"n\">" << prefix << (i + 1) << "</td><td>rank " << esc(who(from))
              << "</td><td class=\"mono\">" << esc(from.call >= 0 ? call(from.call).text : std::string("(exited)"))
              << "</td><td class=\"mono\">" << esc(from.location) << "</td><td>rank " << esc(who(to))
-             << "</td><td class=\"mono\">" << esc(g.edges[static_cast<size_t>(cycle_edges[i])].label)
-             << "</td></tr>\n";
+             << "</td><td class=\"mono\">" << esc(g.edges[static_cast<size_t>(cycle_edges[i])].label) << "</td></tr>\n";
       }
       out_ << "</tbody>\n</table>\n";
     }
@@ -347,8 +346,8 @@ class Html {
     };
     std::vector<Row> rows;
     const auto roles = cycle_roles(r_.wait_for);
-    std::map<std::pair<int, int>, size_t> lead_row;        // (shape, hop) -> row
-    std::map<std::pair<int, int>, std::vector<int>> alike;  // (shape, hop) -> ranks in that role
+    std::map<std::pair<int, int>, size_t> lead_row;                         // (shape, hop) -> row
+    std::map<std::pair<int, int>, std::vector<int>> alike;                  // (shape, hop) -> ranks in that role
     std::map<std::tuple<int, int, int, bool, std::string>, size_t> folded;  // what and where -> row
     for (const auto& b : r_.blocked) {
       if (auto it = roles.find({b.rank, b.stream >= 0 ? -1 : b.thread, b.stream}); it != roles.end()) {
@@ -362,8 +361,8 @@ class Html {
         continue;
       }
       // Ranks in the same role share a row, also on different comms (role_key).
-      const auto key = std::make_tuple(b.stream >= 0 ? 1 : 0, b.call >= 0 ? 1 : 0, b.finished ? 1 : 0, false,
-                                       role_key(w_, b));
+      const auto key =
+          std::make_tuple(b.stream >= 0 ? 1 : 0, b.call >= 0 ? 1 : 0, b.finished ? 1 : 0, false, role_key(w_, b));
       auto [it, fresh] = folded.emplace(key, rows.size());
       if (fresh) {
         rows.push_back(Row{{b.rank}, &b, false, {}, {}});
@@ -500,8 +499,8 @@ class Html {
   }
 
   void row_of_comm(const model::CommInstance& c) {
-    out_ << "<tr data-comm=\"" << c.id << "\"><td class=\"comm-name\">" << esc(c.name)
-         << "</td><td class=\"members\">" << esc(ranks_text(c.members, ", ", kRanksChars)) << "</td><td class=\"mode\">"
+    out_ << "<tr data-comm=\"" << c.id << "\"><td class=\"comm-name\">" << esc(c.name) << "</td><td class=\"members\">"
+         << esc(ranks_text(c.members, ", ", kRanksChars)) << "</td><td class=\"mode\">"
          << esc(model::comm_mode_name(c.mode)) << "</td><td class=\"uninit\">" << (c.uninit ? "yes" : "no")
          << "</td><td class=\"muted\">" << esc(c.decl_name == c.name ? std::string() : c.decl_name + " at ")
          << (c.loc.line > 0 ? esc(loc_short(c.loc)) : std::string()) << "</td></tr>\n";
@@ -545,9 +544,9 @@ class Html {
       size_t of_focus = steps_that_matter(r_, lanes, 0).size();
       out_ << "<p class=\"timeline-scope\">The time line follows " << (lanes.size() == 1 ? "rank " : "ranks ")
            << esc(ranks_text(lanes, ", ", kRanksChars)) << " ("
-           << (r_.wait_for.first_cycle() ? "the first cycle" : "the first cause") << "): "
-           << (of_focus == steps.size() ? "the " : "the last ") << count_of(steps.size(), "step", "steps") << " of the "
-           << of_focus << " that are theirs (their calls and the completions they took part in); "
+           << (r_.wait_for.first_cycle() ? "the first cycle" : "the first cause")
+           << "): " << (of_focus == steps.size() ? "the " : "the last ") << count_of(steps.size(), "step", "steps")
+           << " of the " << of_focus << " that are theirs (their calls and the completions they took part in); "
            << count_of(w_.ranks - static_cast<int>(lanes.size()), "rank", "ranks") << " and "
            << count_of(r_.schedule.size() - steps.size(), "step", "steps")
            << " left out. The JSON result (<code>--json</code>) has every step.</p>\n";
@@ -792,7 +791,11 @@ class Html {
       const bool cycles = !g.cycles.empty();
       const auto& shapes = cycles ? g.cycle_shapes : g.cause_shapes;
       const size_t offset = cycles ? 0 : g.cycles.size();
-      out_ << "<h3>" << (!cycles ? "Cause" : g.cycles.size() == 1 ? "Cycle" : "Cycles") << "</h3>\n<ol class=\"explanations\">\n";
+      out_ << "<h3>"
+           << (!cycles                ? "Cause"
+               : g.cycles.size() == 1 ? "Cycle"
+                                      : "Cycles")
+           << "</h3>\n<ol class=\"explanations\">\n";
       for (size_t sh = 0; sh < shapes.size() && sh < kShapesShown; ++sh) {
         out_ << "<li>" << esc(g.explanations[offset + static_cast<size_t>(shapes[sh].members.front())]);
         if (shapes[sh].members.size() > 1)

@@ -166,8 +166,10 @@ std::string wait_for_dot(const model::World& w, const WaitForGraph& g, const Dot
              count_of(g.cycle_shapes.front().members.size() - 1, "more", "more") +
              " of its shape; --full-graph draws every rank)";
   else if (!whole && g.cycles.empty() && g.causes.size() > 1)
-    title += "\\n(the first of " + std::to_string(g.causes.size()) + " waits on ranks whose calls ended; --full-graph draws every rank)";
-  if (not_drawn > 0) title += "\\n(" + count_of(not_drawn, "more rank next to it is", "more ranks next to it are") + " not drawn)";
+    title += "\\n(the first of " + std::to_string(g.causes.size()) +
+             " waits on ranks whose calls ended; --full-graph draws every rank)";
+  if (not_drawn > 0)
+    title += "\\n(" + count_of(not_drawn, "more rank next to it is", "more ranks next to it are") + " not drawn)";
   std::ostringstream out;
   out << "digraph waitfor {\n  rankdir=LR;\n  compound=true;\n  nodesep=0.3;\n  ranksep=0.9;\n"
       << "  graph [fontname=\"Helvetica\", fontsize=13];\n"

@@ -283,7 +283,8 @@ std::string stats_text(const ShrinkStats& stats) {
       << "candidates tried " << stats.candidates << ", checked " << stats.checks << ", accepted " << stats.accepted
       << ", inconclusive " << stats.inconclusive;
   if (stats.subset_candidates) out << ", rank subsets tried " << stats.subset_candidates;
-  out << "; " << count_words(static_cast<size_t>(stats.rounds), "round", "rounds") << ", " << std::fixed << std::setprecision(2) << stats.seconds << " s\n";
+  out << "; " << count_words(static_cast<size_t>(stats.rounds), "round", "rounds") << ", " << std::fixed
+      << std::setprecision(2) << stats.seconds << " s\n";
   return out.str();
 }
 

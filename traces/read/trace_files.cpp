@@ -123,8 +123,8 @@ void outcome_from_file(const std::vector<std::string>& paths, Trace& trace) {
     if (ranks == 0) continue;
     std::error_code cwd_error;
     const fs::path cwd = fs::current_path(cwd_error);
-    const std::string file =
-        relative && !cwd_error ? (dir / "outcome.txt").lexically_proximate(cwd).string() : (dir / "outcome.txt").string();
+    const std::string file = relative && !cwd_error ? (dir / "outcome.txt").lexically_proximate(cwd).string()
+                                                    : (dir / "outcome.txt").string();
     if (hung) {
       trace.outcome = RunOutcome::Hung;
       trace.outcome_evidence = file + ": " + evidence;

@@ -113,4 +113,36 @@ RecorderLine parse_recorder_line(const std::string& file, int number, const std:
 // "0x" and 1 to 16 lowercase hex digits, else nullopt (parse_hex_field on a view).
 std::optional<uint64_t> parse_hex_view(std::string_view text);
 
+// The lines of a recorder file, as both line readers take them: add(number, line, bytes of `text`'s capacity
+// from the line's start) for each. An empty line is an error, but at the very end. A last line without its
+// newline that `add` rejects was cut short by a process killed in the middle of write(2): the file is
+// accepted without it, and the function returns true (said in Trace::notes).
+template <class Add>
+bool for_each_recorder_line(const std::string& name, std::string_view text, size_t capacity, Add&& add) {
+  size_t start = 0;
+  int number = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    ++number;
+    const bool last = end == std::string_view::npos;
+    const std::string_view line = text.substr(start, (last ? text.size() : end) - start);
+    const size_t room = capacity - start;
+    start = last ? text.size() : end + 1;
+    if (line.empty()) {
+      if (last) break;
+      throw TraceInputError(name, number, 1, 0, "expected a JSON object, found an empty line");
+    }
+    if (last) {
+      try {
+        add(number, line, room);
+      } catch (const TraceInputError&) {
+        return true;
+      }
+      break;
+    }
+    add(number, line, room);
+  }
+  return false;
+}
+
 }  // namespace collmc::traces

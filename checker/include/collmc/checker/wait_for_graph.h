@@ -50,7 +50,7 @@ struct Shape {
 struct WaitForGraph {
   std::vector<WaitNode> nodes;
   std::vector<WaitEdge> edges;
-  std::vector<std::vector<int>> cycles;  // one simple cycle (node ids, in order) per non-trivial SCC
+  std::vector<std::vector<int>> cycles;       // one simple cycle (node ids, in order) per non-trivial SCC
   std::vector<std::vector<int>> cycle_edges;  // per cycle: the edge ids it walks, cycle_edges[c][i] leaves cycles[c][i]
   std::vector<int> causes;  // edges into a rank whose calls ended (the cause when there is no cycle), in order
   // "rank 0 waits in register A for rank 1, which waits in register B for rank 0", one per cycle,
