@@ -239,7 +239,8 @@ class ShimPoolSegmentsTest(unittest.TestCase):
         def __init__(self, segments: object, allocator: object = None) -> None:
             self._segments, self.allocator = segments, allocator
 
-        def snapshot(self) -> object:
+        def snapshot(self, include_traces: bool = True) -> object:
+            self.traces_asked = include_traces
             if isinstance(self._segments, Exception):
                 raise self._segments
             return self._segments
@@ -248,8 +249,10 @@ class ShimPoolSegmentsTest(unittest.TestCase):
         from collmc.record import torch_shim as shim
         seg = {"address": 0x10004000000, "total_size": 20971520, "is_expandable": True}
         plain = {"address": 0x7f0000000000, "total_size": 2097152, "is_expandable": False}
-        self.assertEqual(shim._segment_fields(self.Pool([seg, plain])),
+        pool = self.Pool([seg, plain])
+        self.assertEqual(shim._segment_fields(pool),
                          {"segments": "0x10004000000/20971520/vmm,0x7f0000000000/2097152/malloc"})
+        self.assertFalse(pool.traces_asked)
         self.assertEqual(shim._segment_fields(self.Pool([seg], allocator=object())),
                          {"segments": "0x10004000000/20971520/custom"})
         many = shim._segment_fields(self.Pool([plain] * 70))

@@ -552,7 +552,10 @@ def _pool_segments(pool: Any) -> list[dict[str, Any]] | None:
     snapshot = getattr(pool, "snapshot", None)
     try:
         if callable(snapshot):
-            segments = snapshot()
+            try:
+                segments = snapshot(include_traces=False)  # torch 2.8+: no trace entries (cheap)
+            except TypeError:
+                segments = snapshot()
         else:
             pool_id = getattr(pool, "id", None)
             memory_snapshot = sys.modules["torch.cuda"].memory_snapshot  # imported: a MemPool exists
