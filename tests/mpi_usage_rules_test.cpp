@@ -3,6 +3,7 @@
 // imported scenario (usage_error where the rule fires, nothing added where the program is correct).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,18 +32,32 @@ class Process {
   }
   Process& call(const std::string& name, const std::string& in, const std::string& out = "") {
     ++seq_;
-    const std::string head =
-        R"({"ev":"enter","seq":)" + std::to_string(seq_) + R"(,"tid":1,"t_mono_ns":5,"t_wall_ns":6,"call":")";
+    const std::string entered = std::to_string(++clock_), returned = std::to_string(++clock_);
+    const std::string head = R"({"ev":"enter","seq":)" + std::to_string(seq_) + R"(,"tid":1,"t_mono_ns":)" + entered +
+                             R"(,"t_wall_ns":)" + entered + R"(,"call":")";
     text_ += head + name + "\"" + (in.empty() ? "" : "," + in) + "}\n";
-    text_ += R"({"ev":"return","seq":)" + std::to_string(seq_) + R"(,"tid":1,"t_mono_ns":7,"t_wall_ns":8,"call":")" +
-             name + R"(","result":0)" + (out.empty() ? "" : "," + out) + "}\n";
+    text_ += R"({"ev":"return","seq":)" + std::to_string(seq_) + R"(,"tid":1,"t_mono_ns":)" + returned +
+             R"(,"t_wall_ns":)" + returned + R"(,"call":")" + name + R"(","result":0)" +
+             (out.empty() ? "" : "," + out) + "}\n";
     return *this;
   }
+  // An entry or a return of call `seq` on thread `tid` at `t` ns, written as it comes (threads interleave).
+  Process& event(bool enter, int seq, int tid, int t, const std::string& name, const std::string& fields = "") {
+    seq_ = std::max(seq_, seq);
+    clock_ = std::max(clock_, static_cast<uint64_t>(t));
+    text_ += std::string(R"({"ev":")") + (enter ? "enter" : "return") + R"(","seq":)" + std::to_string(seq) +
+             R"(,"tid":)" + std::to_string(tid) + R"(,"t_mono_ns":)" + std::to_string(t) + R"(,"t_wall_ns":)" +
+             std::to_string(t) + R"(,"call":")" + name + "\"" + (enter ? "" : R"(,"result":0)") +
+             (fields.empty() ? "" : "," + fields) + "}\n";
+    return *this;
+  }
+  int seq() const { return seq_; }
   const std::string& text() const { return text_; }
 
  private:
   std::string text_;
   int seq_ = 0;
+  uint64_t clock_ = 0;  // the times call() writes: one after another, after any event() written
 };
 
 std::string scenario(const std::vector<Process>& ps) {
@@ -448,6 +463,82 @@ TEST(MpiImport, CallsTheTableDoesNotHoldAreNamedAndJudgeNothing) {
     named |= n.find("not modelled") != std::string::npos && n.find("MPI_Sendrecv_replace") != std::string::npos;
   EXPECT_TRUE(named);
   EXPECT_EQ(verdict(emit_scenario(trace)), collmc::model::Verdict::Safe);
+}
+
+// MPI 4.1 sec. 11.6.2: a thread that enters a collective on a communicator while another thread of the process
+// is inside one on it issued the two in no order; one that enters after the other returned, or a
+// point-to-point call beside a collective, is correct.
+TEST(MpiUsageRules, TwoThreadsInCollectivesOnOneCommunicatorAtOnce) {
+  const std::string bcast = R"("comm":"0x10","root":0,"count":1,"dtype":"MPI_INT","buf":"0x9000","bytes":4)";
+  const std::string barrier = R"("comm":"0x10")";
+  // Rank 0: thread 2 is inside MPI_Barrier (entered at 10) when thread 1 enters MPI_Bcast at 11, or (ordered)
+  // after the barrier returned at 20.
+  auto rank0 = [&](bool overlap) {
+    Process p(0, 2);
+    const int s = p.seq();
+    p.event(true, s + 1, 2, 110, "MPI_Barrier", barrier);
+    if (overlap) p.event(true, s + 2, 1, 111, "MPI_Bcast", bcast);
+    p.event(false, s + 1, 2, 120, "MPI_Barrier");
+    if (!overlap) p.event(true, s + 2, 1, 121, "MPI_Bcast", bcast);
+    p.event(false, s + 2, 1, 130, "MPI_Bcast").call("MPI_Finalize", "");
+    return p;
+  };
+  Process rank1(1, 2);
+  rank1.call("MPI_Barrier", barrier).call("MPI_Bcast", bcast).call("MPI_Finalize", "");
+  const std::string unordered = scenario({rank0(true), rank1});
+  EXPECT_NE(unordered.find("mpi_error"), std::string::npos) << unordered;
+  EXPECT_NE(unordered.find("MPI 4.1 sec. 11.6.2"), std::string::npos) << unordered;
+  EXPECT_EQ(verdict(unordered), collmc::model::Verdict::UsageError) << unordered;
+  const std::string ordered = scenario({rank0(false), rank1});
+  EXPECT_EQ(ordered.find("mpi_error"), std::string::npos) << ordered;
+  EXPECT_EQ(verdict(ordered), collmc::model::Verdict::Safe) << ordered;
+  // A receive on thread 1 while thread 2 is inside the barrier: MPI_THREAD_MULTIPLE allows it.
+  Process p2p(0, 2);
+  const int s = p2p.seq();
+  p2p.event(true, s + 1, 2, 110, "MPI_Barrier", barrier)
+      .event(true, s + 2, 1, 111, "MPI_Recv",
+             R"("comm":"0x10","peer":1,"tag":0,"count":1,"dtype":"MPI_INT","buf":"0x9000","bytes":4)")
+      .event(false, s + 1, 2, 120, "MPI_Barrier")
+      .event(false, s + 2, 1, 130, "MPI_Recv", R"("source":1,"tag":0)")
+      .call("MPI_Finalize", "");
+  Process sender(1, 2);
+  sender.call("MPI_Barrier", barrier)
+      .call("MPI_Send", R"("comm":"0x10","peer":0,"tag":0,"count":1,"dtype":"MPI_INT","buf":"0x9000","bytes":4)")
+      .call("MPI_Finalize", "");
+  const std::string concurrent_p2p = scenario({p2p, sender});
+  EXPECT_EQ(concurrent_p2p.find("mpi_error"), std::string::npos) << concurrent_p2p;
+}
+
+// A process's threads are threads of the scenario (not one body in the order the calls were entered): rank 0's
+// helper thread is inside MPI_Barrier on a duplicate of MPI_COMM_WORLD while its main thread broadcasts on
+// MPI_COMM_WORLD; rank 1 entered the two the other way round. Correct (two communicators), and safe; taken as
+// one body each, the two orders would cross (a deadlock the program cannot have).
+TEST(MpiImport, ThreadsAreThreadsOfTheScenario) {
+  const std::string bcast = R"("comm":"0x10","root":0,"count":1,"dtype":"MPI_INT","buf":"0x9000","bytes":4)";
+  const std::string barrier = R"("comm":"0x50")";
+  std::vector<Process> ps;
+  for (int r = 0; r < 2; ++r) {
+    Process p(r, 2);
+    p.call("MPI_Comm_dup", R"("comm":"0x10")",
+           R"("newcomm":"0x50","rank":)" + std::to_string(r) + R"(,"size":2,"members":"0,1")");
+    const int s = p.seq();
+    const int helper_in = r == 0 ? 120 : 135, main_in = r == 0 ? 125 : 120;
+    if (r == 0)
+      p.event(true, s + 1, 2, helper_in, "MPI_Barrier", barrier).event(true, s + 2, 1, main_in, "MPI_Bcast", bcast);
+    if (r == 1)
+      p.event(true, s + 2, 1, main_in, "MPI_Bcast", bcast).event(true, s + 1, 2, helper_in, "MPI_Barrier", barrier);
+    p.event(false, s + 1, 2, 150, "MPI_Barrier").event(false, s + 2, 1, 151, "MPI_Bcast").call("MPI_Finalize", "");
+    ps.push_back(p);
+  }
+  const std::string text = scenario(ps);
+  // Each rank's helper starts after the MPI_Comm_dup (returned before its barrier), before the broadcast.
+  for (const char* rank : {"rank 0 {", "rank 1 {"}) {
+    const size_t at = text.find(rank), block = text.find("thread t_tid2 {", at);
+    EXPECT_LT(text.find("split world", at), block) << text;
+    EXPECT_LT(block, text.find("broadcast world", at)) << text;
+  }
+  EXPECT_EQ(text.find("mpi_error"), std::string::npos) << text;
+  EXPECT_EQ(verdict(text), collmc::model::Verdict::Safe) << text;
 }
 
 }  // namespace

@@ -68,6 +68,7 @@ TEST(TraceEmit, ThreadsStayApartAndHostileNamesAreSanitised) {
   ThreadTrace second;
   second.name = "worker #2\n}";
   second.calls = {call(CallKind::AllReduce, "uid:bb")};
+  second.calls[0].stream = "s_worker";  // its own stream: no order on a shared one to race for
   t.ranks[0].threads.push_back(second);
   t.ranks[1].threads[0].calls.push_back(call(CallKind::AllReduce, "uid:bb"));
   t.notes.push_back("a note\nwith a newline");
@@ -76,6 +77,40 @@ TEST(TraceEmit, ThreadsStayApartAndHostileNamesAreSanitised) {
   EXPECT_NE(text.find("comm c_all = [0, 1]"), std::string::npos) << text;
   EXPECT_NE(text.find("name \"a 'title'\""), std::string::npos) << text;
   EXPECT_EQ(verdict_str(text), "safe") << text;
+}
+
+// A thread starts after the first thread's calls that returned before its first call (the traces do not see
+// its creation): here after rank 0's init of X, so its all_reduce on X finds X made; without return times,
+// before the last call the first thread entered before it.
+TEST(TraceEmit, AThreadStartsWhereItsFirstCallCame) {
+  auto timed = [](Call c, uint64_t entered, uint64_t returned) {
+    c.time_ns = entered;
+    c.return_ns = returned;
+    return c;
+  };
+  Trace t = two_ranks({{}, {}});
+  t.comms[1].origin = CommOrigin::Init;
+  for (int r = 0; r < 2; ++r)
+    t.ranks[r].threads[0].calls = {timed(call(CallKind::CommInit, "uid:bb"), 10, 12),
+                                   timed(call(CallKind::AllReduce, "uid:aa"), 20, 30)};
+  ThreadTrace helper;
+  helper.name = "helper";
+  helper.calls = {timed(call(CallKind::AllReduce, "uid:bb"), 15, 16)};
+  helper.calls[0].stream = "s_helper";
+  t.ranks[0].threads.push_back(helper);
+  t.ranks[1].threads[0].calls.push_back(timed(call(CallKind::AllReduce, "uid:bb"), 40, 41));
+  const std::string text = emit_scenario(t);
+  const size_t init = text.find("init B"), block = text.find("thread t_helper {");
+  ASSERT_NE(block, std::string::npos) << text;
+  EXPECT_LT(init, block) << text;
+  EXPECT_LT(block, text.find("all_reduce A")) << text;
+  EXPECT_EQ(verdict_str(text), "safe") << text;
+  // Without return times the init may not have returned when the helper began: it starts before the init,
+  // and may call on X before X is made.
+  for (auto& c : t.ranks[0].threads[0].calls) c.return_ns = 0;
+  const std::string untimed = emit_scenario(t);
+  EXPECT_LT(untimed.find("thread t_helper {"), untimed.find("init B")) << untimed;
+  EXPECT_EQ(verdict_str(untimed), "usage_error") << untimed;
 }
 
 TEST(TraceEmit, WhatTheLanguageCannotHoldBecomesAComment) {

@@ -187,32 +187,88 @@ class Emitter {
     if (!rt.source.empty()) out_ << "# rank " << r << " from " << comment_text(rt.source) << "\n";
     out_ << "rank " << r << " {\n";
     for (const auto& n : rt.notes) out_ << "  # partial: " << comment_text(n, 400) << "\n";
-    std::set<std::string> thread_names = {"main"};
-    bool several = threads.size() > 1;
-    for (size_t i = 0; i < threads.size(); ++i) {
-      const ThreadTrace& t = *threads[i];
-      std::string indent = "  ";
-      if (several) {
-        // The first thread is the rank body itself; the others are `thread` blocks beside it.
-        if (i == 0) {
-          out_ << "  # thread " << comment_text(t.name) << " (the rank body)\n";
-        } else {
-          std::string base = "t_" + sanitize(t.name, "t_", 30);
-          std::string tn = base;
-          for (int k = 2; thread_names.count(tn); ++k) tn = base + "_" + std::to_string(k);
-          thread_names.insert(tn);
-          out_ << "  thread " << tn << " {  # thread " << comment_text(t.name) << "\n";
-          indent = "    ";
-        }
-      }
-      body(r, t, indent, several ? comment_text(t.name) : "");
-      if (several && i > 0) out_ << "  }\n";
+    if (threads.size() == 1) {
+      body(r, *threads[0], "  ", "", {});
+      out_ << "}\n\n";
+      return;
     }
+    // The first thread is the rank body itself; the others are `thread` blocks inside it, each where that
+    // thread starts (spawn_points).
+    out_ << "  # thread " << comment_text(threads[0]->name) << " (the rank body)\n";
+    std::set<std::string> thread_names = {"main"};
+    std::vector<Helper> helpers;
+    const std::vector<size_t> at = spawn_points(threads);
+    for (size_t i = 1; i < threads.size(); ++i) {
+      std::string base = "t_" + sanitize(threads[i]->name, "t_", 30);
+      std::string tn = base;
+      for (int k = 2; thread_names.count(tn); ++k) tn = base + "_" + std::to_string(k);
+      thread_names.insert(tn);
+      helpers.push_back(Helper{threads[i], tn, at[i - 1]});
+    }
+    body(r, *threads[0], "  ", comment_text(threads[0]->name), helpers);
     out_ << "}\n\n";
   }
 
+  // A thread other than the rank's first, and the index of the first thread's call it starts before.
+  struct Helper {
+    const ThreadTrace* thread;
+    std::string name;
+    size_t starts_before;
+  };
+
+  // Where each thread after the first starts in the first thread's calls. The traces do not see a thread's
+  // creation (pthread_create, std::thread), only its calls: a thread is taken to start after the first
+  // thread's calls that returned before this thread's first call (known from their return times, or, where a
+  // reader keeps none, every call before the last one the first thread entered before it: a thread's calls
+  // follow one another), at a point where a statement may stand (not inside a group, before an any_order the
+  // point falls in); at the start where the calls carry no times. Written after the first thread's calls, a
+  // `thread` block would start only once they all finished (LANGUAGE.md: a thread starts where its block
+  // stands), which made imports of threaded programs deadlock where they did not.
+  static std::vector<size_t> spawn_points(const std::vector<const ThreadTrace*>& threads) {
+    const ThreadTrace& main = *threads[0];
+    std::vector<size_t> out;
+    for (size_t i = 1; i < threads.size(); ++i) {
+      uint64_t first = 0;
+      for (const Call& c : threads[i]->calls)
+        if (c.time_ns != 0) {
+          first = c.time_ns;
+          break;
+        }
+      size_t at = 0;
+      if (first != 0)
+        for (size_t k = 0; k < main.calls.size(); ++k) {
+          const Call& c = main.calls[k];
+          if (c.time_ns != 0 && c.time_ns < first) at = std::max(at, k);  // the ones before it returned
+          if (c.return_ns != 0 && c.return_ns <= first) at = std::max(at, k + 1);
+        }
+      // Back out of a group the point falls in, then out of an any_order.
+      size_t group_start = SIZE_MAX;
+      for (size_t k = 0; k < at; ++k) {
+        if (main.calls[k].kind == CallKind::GroupStart && group_start == SIZE_MAX) group_start = k;
+        if (main.calls[k].kind == CallKind::GroupEnd) group_start = SIZE_MAX;
+      }
+      if (group_start != SIZE_MAX) at = group_start;
+      for (const OpenSpan& span : main.open_spans)
+        if (span.begin < at && at < span.end) at = span.begin;
+      out.push_back(at);
+    }
+    return out;
+  }
+
   // One thread's calls. Groups are buffered so that an empty one is not written.
-  void body(int r, const ThreadTrace& t, const std::string& indent, const std::string& thread_label) {
+  void body(int r, const ThreadTrace& t, const std::string& indent, const std::string& thread_label,
+            const std::vector<Helper>& helpers) {
+    std::vector<bool> started(helpers.size(), false);
+    auto start_helpers = [&](size_t index) {
+      for (size_t h = 0; h < helpers.size(); ++h) {
+        if (started[h] || helpers[h].starts_before > index) continue;
+        started[h] = true;
+        out_ << indent << "thread " << helpers[h].name << " {  # thread " << comment_text(helpers[h].thread->name)
+             << "\n";
+        body(r, *helpers[h].thread, indent + "  ", comment_text(helpers[h].thread->name), {});
+        out_ << indent << "}\n";
+      }
+    };
     bool stopped = false;
     int depth = 0;
     std::vector<std::string> group_lines;
@@ -244,6 +300,7 @@ class Emitter {
     size_t next_span = 0;
     for (size_t index = 0; index < t.calls.size(); ++index) {
       const Call& c = t.calls[index];
+      if (depth == 0) start_helpers(index);
       while (next_span < t.open_spans.size() && t.open_spans[next_span].begin < index) ++next_span;
       if (depth == 0 && next_span < t.open_spans.size() && t.open_spans[next_span].begin == index &&
           t.open_spans[next_span].end > index && t.open_spans[next_span].end <= t.calls.size()) {
@@ -286,6 +343,7 @@ class Emitter {
       depth = 0;
       close_group("the group never ended: the rank stopped inside it");
     }
+    start_helpers(SIZE_MAX);
   }
 
   // An opened stretch: `any_order { ... }` with one child per block that holds a statement. A block

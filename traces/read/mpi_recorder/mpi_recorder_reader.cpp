@@ -364,10 +364,14 @@ class MpiAssembler {
     world.comm.label = "world";
     world.members.push_back(Membership{p, world_rank_[p], 0});
     std::vector<PendingCall> out;
-    std::set<int64_t> threads;
+    struct ThreadRequests {
+      std::set<uint64_t> outstanding;
+      bool group_open = false;
+      size_t last_call = 0;
+    };
+    std::map<int64_t, ThreadRequests> thread_requests;
     for (size_t i = 0; i < processes_[p].calls.size(); ++i) {
       const RecordedCall& rc = processes_[p].calls[i];
-      threads.insert(rc.enter->event["tid"].get<int64_t>());
       const std::string name = rc.enter->event["call"].get<std::string>();
       const auto info = mpi_call_of(name);
       if (!info) {
@@ -380,28 +384,46 @@ class MpiAssembler {
         continue;
       }
       usage_rules_.observe(p, i, rc, usage_context(p, st, rc, *info));
+      // Each thread posts and waits for its own nonblocking operations: its group (what it posted and has not
+      // waited for) is its own. (A request waited for on another thread than the one that posted it stays
+      // open on the poster's, which then waits for it at its end.)
+      ThreadRequests& mine = thread_requests[tid_of(p, i)];
+      std::swap(st.outstanding, mine.outstanding);
+      std::swap(st.group_open, mine.group_open);
       const size_t before = out.size();
       read_call(p, st, rc, *info, out);
       for (size_t k = before; k < out.size(); ++k)
         if (out[k].source == SIZE_MAX) out[k].source = i;
+      std::swap(st.outstanding, mine.outstanding);
+      std::swap(st.group_open, mine.group_open);
+      mine.last_call = i;
     }
-    if (st.group_open) {
+    for (const auto& [tid, mine] : thread_requests) {
+      if (!mine.group_open) continue;
       // Operations no wait completed (a request freed while active, MPI 4.1 sec. 3.7.3, or never completed:
-      // an mpi_error at MPI_Finalize says so): the rank waits for them at its end. That end is where it
-      // stopped only when its last call never returned; a process that returned from every call did not hang.
-      const auto& recorded_calls = processes_[p].calls;
-      const bool returned = !recorded_calls.empty() && recorded_calls.back().ret != nullptr;
+      // an mpi_error at MPI_Finalize says so): the thread waits for them at its end. That end is where it
+      // stopped only when its last call never returned; a thread that returned from every call did not hang.
+      const bool returned = processes_[p].calls[mine.last_call].ret != nullptr;
       PendingCall end;
       end.call.kind = CallKind::GroupEnd;
       end.call.state = returned ? CallState::Completed : CallState::Started;
+      end.source = mine.last_call;
       out.push_back(end);
-      rank_notes_[world_rank_[p]].push_back(std::to_string(st.outstanding.size()) +
+      rank_notes_[world_rank_[p]].push_back(std::to_string(mine.outstanding.size()) +
                                             " nonblocking operation(s) never completed by a wait");
     }
-    if (threads.size() > 1)
-      rank_notes_[world_rank_[p]].push_back("calls from " + std::to_string(threads.size()) +
-                                            " threads are taken in the order they were entered");
+    if (thread_requests.size() > 1)
+      rank_notes_[world_rank_[p]].push_back(
+          "calls from " + std::to_string(thread_requests.size()) +
+          " threads: each is a thread of the scenario, started after the first thread's calls that returned before "
+          "its first call (the recorder does not see a thread's creation)");
     return out;
+  }
+
+  // The thread that made recorded call i of process p.
+  int64_t tid_of(size_t p, size_t i) const {
+    const Json* tid = field(processes_[p].calls[i].enter, "tid");
+    return tid != nullptr && tid->is_number_integer() ? tid->get<int64_t>() : 0;
   }
 
   // --- MPI usage errors (issue 26; mpi_usage_rules.h) ----------------------------------------------------
@@ -451,7 +473,9 @@ class MpiAssembler {
       size_t at = 0;
       while (at < out.size() && (out[at].source == SIZE_MAX || out[at].source < index)) ++at;
       size_t group_start = SIZE_MAX;
+      const int64_t tid = tid_of(p, index);
       for (size_t k = 0; k < at; ++k) {
+        if (out[k].source == SIZE_MAX || tid_of(p, out[k].source) != tid) continue;  // another thread's group
         if (out[k].call.kind == CallKind::GroupStart) group_start = k;
         if (out[k].call.kind == CallKind::GroupEnd) group_start = SIZE_MAX;
       }
@@ -567,6 +591,8 @@ class MpiAssembler {
     c.seq = static_cast<int64_t>(in->event["seq"].get<uint64_t>());
     c.origin = processes_[p].file->name + ":" + std::to_string(in->line);
     if (const Json* t = field(in, "t_wall_ns"); t != nullptr && t->is_number_unsigned()) c.time_ns = t->get<uint64_t>();
+    if (const Json* t = field(ret, "t_wall_ns"); t != nullptr && t->is_number_unsigned())
+      c.return_ns = t->get<uint64_t>();
     c.detail = name;
     const int64_t result = ret != nullptr ? int_field(p, ret, "result") : 0;
     if (result != 0) c.detail += " returned error " + std::to_string(result);
@@ -987,8 +1013,16 @@ class MpiAssembler {
       rt.present = true;
       rt.source = processes_[p].file->name;
       rt.notes = rank_notes_[world_rank_[p]];
-      ThreadTrace th;
-      th.name = "main";
+      // One thread of the scenario per recorded thread, the first (the one that called MPI_Init) the body.
+      std::map<int64_t, size_t> thread_index;
+      auto thread_of = [&](const PendingCall& pc) -> ThreadTrace& {
+        const int64_t tid = pc.source == SIZE_MAX || pc.source >= processes_[p].calls.size()
+                                ? (processes_[p].calls.empty() ? 0 : tid_of(p, 0))
+                                : tid_of(p, pc.source);
+        auto [it, fresh] = thread_index.try_emplace(tid, rt.threads.size());
+        if (fresh) rt.threads.push_back(ThreadTrace{rt.threads.empty() ? "main" : "tid" + std::to_string(tid), {}});
+        return rt.threads[it->second];
+      };
       for (auto& pc : calls[p]) {
         auto to_world = [&](int64_t comm_rank, std::optional<int>& out) {
           auto& m = world_of[pc.call.comm];
@@ -997,9 +1031,9 @@ class MpiAssembler {
         };
         if (pc.root_comm_rank) to_world(*pc.root_comm_rank, pc.call.root);
         if (pc.peer_comm_rank) to_world(*pc.peer_comm_rank, pc.call.peer);
-        th.calls.push_back(std::move(pc.call));
+        thread_of(pc).calls.push_back(std::move(pc.call));
       }
-      rt.threads.push_back(std::move(th));
+      if (rt.threads.empty()) rt.threads.push_back(ThreadTrace{"main", {}});
     }
     for (auto& n : notes_) t.notes.push_back(n);
     return t;

@@ -44,6 +44,45 @@ std::string hex(uint64_t v) {
 
 }  // namespace
 
+// MPI 4.1 sec. 11.6.2 ("Collective calls"): collectives on a communicator or window match in the order each
+// process issues them, and threads that issue them on one handle must order them themselves. The run shows a
+// breach when a thread enters a collective on a handle while another thread's collective on it has not
+// returned: the two were issued at once, in no order (the checker's rule for scenarios is in
+// checker/src/call_effects.cpp, check_threads_in_comm; an import takes a process's threads as one body).
+void MpiUsageRules::threads_in_collectives(size_t p, size_t i, const RecordedCall& rc, const MpiCallInfo& info) {
+  switch (info.family) {
+    case MpiFamily::Collective:
+    case MpiFamily::CommCreate:
+    case MpiFamily::CommFree:
+    case MpiFamily::WinCreate:
+    case MpiFamily::WinFree:
+    case MpiFamily::WinFence:
+      break;
+    default:
+      return;
+  }
+  const bool window = info.family == MpiFamily::WinFree || info.family == MpiFamily::WinFence;
+  const std::string on = text(rc.enter, window ? "win" : "comm");
+  if (on.empty()) return;
+  ProcessRules& pr = processes_[p];
+  const int64_t tid = number(rc.enter, "tid", 0);
+  const auto entered = static_cast<uint64_t>(number(rc.enter, "t_mono_ns", 0));
+  auto& running = pr.collectives_running;
+  running.erase(std::remove_if(running.begin(), running.end(),
+                               [&](const CollectiveCall& c) { return c.returned != 0 && c.returned <= entered; }),
+                running.end());
+  const std::string what =
+      std::string(info.name) + " (thread " + std::to_string(tid) + ", line " + std::to_string(rc.enter->line) + ")";
+  for (const CollectiveCall& c : running)
+    if (c.tid != tid && c.on == on)
+      error(p, i,
+            what + " entered a collective on " + (window ? "window " : "communicator ") + on + " while " + c.what +
+                " was still inside one on it: threads must order their collective calls on one communicator or "
+                "window (MPI 4.1 sec. 11.6.2)");
+  const uint64_t returned = rc.ret != nullptr ? static_cast<uint64_t>(number(rc.ret, "t_mono_ns", 0)) : 0;
+  running.push_back(CollectiveCall{tid, on, rc.ret != nullptr ? std::max<uint64_t>(returned, 1) : 0, what});
+}
+
 void MpiUsageRules::error(size_t p, size_t i, const std::string& message) {
   auto& list = errors_[{p, i}];
   if (std::find(list.begin(), list.end(), message) == list.end()) list.push_back(message);
@@ -63,6 +102,7 @@ void MpiUsageRules::observe(size_t p, size_t i, const RecordedCall& rc, const Mp
     if (ret != nullptr) pr.tag_ub = number(ret, "tag_ub", -1);
     return;
   }
+  threads_in_collectives(p, i, rc, info);
 
   // ---- arguments MPI makes erroneous whatever the other ranks do ----
   // Only the arguments MPI reads: the recorder writes the send or the receive side's count and type as MPI

@@ -66,8 +66,15 @@ class MpiUsageRules {
     size_t done = SIZE_MAX;          // the call index that completed it (RMA), else its own index
     std::string what;                // "MPI_Put to rank 1"
   };
+  struct CollectiveCall {  // a collective call of one thread, for the rule on threads (MPI 4.1 sec. 11.6.2)
+    int64_t tid = 0;
+    std::string on;         // the communicator's or window's handle
+    uint64_t returned = 0;  // t_mono_ns of its return; 0: it never returned
+    std::string what;       // "MPI_Bcast (thread 12, line 40)"
+  };
   struct ProcessRules {
     int rank = -1;
+    std::vector<CollectiveCall> collectives_running;  // those whose return comes after the latest entry
     int64_t tag_ub = -1;
     int syncs = 0;  // collective synchronisations so far (fences, world collectives, ...)
     std::map<std::string, Epochs> windows;
@@ -86,6 +93,7 @@ class MpiUsageRules {
   void local_access(size_t p, size_t i, const RecorderLine* in, const char* addr, const char* bytes, bool write,
                     const std::string& what);
   void find_races();
+  void threads_in_collectives(size_t p, size_t i, const RecordedCall& rc, const MpiCallInfo& info);
 
   std::map<size_t, ProcessRules> processes_;
   std::map<std::pair<std::string, int>, WindowMemory> memory_;  // (window, world rank) -> its bytes

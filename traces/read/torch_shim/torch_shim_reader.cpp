@@ -330,6 +330,7 @@ class Reader {
     c.detail =
         t.call + (t.pg >= 0 && groups_.count(t.pg) ? " on " + group_label(groups_.at(t.pg)) : "") + " at " + t.src;
     c.time_ns = t.enter_ns;
+    c.return_ns = t.return_ns;
     c.seq = integer(in, "seq");
     if (t.rec->ret != nullptr && integer(t.rec->ret, "result").value_or(0) != 0)
       c.detail += " (raised " + string_or(t.rec->ret, "error", "an error") + ")";
