@@ -509,36 +509,4 @@ TEST(MpiUsageRules, TwoThreadsInCollectivesOnOneCommunicatorAtOnce) {
   EXPECT_EQ(concurrent_p2p.find("mpi_error"), std::string::npos) << concurrent_p2p;
 }
 
-// A process's threads are threads of the scenario (not one body in the order the calls were entered): rank 0's
-// helper thread is inside MPI_Barrier on a duplicate of MPI_COMM_WORLD while its main thread broadcasts on
-// MPI_COMM_WORLD; rank 1 entered the two the other way round. Correct (two communicators), and safe; taken as
-// one body each, the two orders would cross (a deadlock the program cannot have).
-TEST(MpiImport, ThreadsAreThreadsOfTheScenario) {
-  const std::string bcast = R"("comm":"0x10","root":0,"count":1,"dtype":"MPI_INT","buf":"0x9000","bytes":4)";
-  const std::string barrier = R"("comm":"0x50")";
-  std::vector<Process> ps;
-  for (int r = 0; r < 2; ++r) {
-    Process p(r, 2);
-    p.call("MPI_Comm_dup", R"("comm":"0x10")",
-           R"("newcomm":"0x50","rank":)" + std::to_string(r) + R"(,"size":2,"members":"0,1")");
-    const int s = p.seq();
-    const int helper_in = r == 0 ? 120 : 135, main_in = r == 0 ? 125 : 120;
-    if (r == 0)
-      p.event(true, s + 1, 2, helper_in, "MPI_Barrier", barrier).event(true, s + 2, 1, main_in, "MPI_Bcast", bcast);
-    if (r == 1)
-      p.event(true, s + 2, 1, main_in, "MPI_Bcast", bcast).event(true, s + 1, 2, helper_in, "MPI_Barrier", barrier);
-    p.event(false, s + 1, 2, 150, "MPI_Barrier").event(false, s + 2, 1, 151, "MPI_Bcast").call("MPI_Finalize", "");
-    ps.push_back(p);
-  }
-  const std::string text = scenario(ps);
-  // Each rank's helper starts after the MPI_Comm_dup (returned before its barrier), before the broadcast.
-  for (const char* rank : {"rank 0 {", "rank 1 {"}) {
-    const size_t at = text.find(rank), block = text.find("thread t_tid2 {", at);
-    EXPECT_LT(text.find("split world", at), block) << text;
-    EXPECT_LT(block, text.find("broadcast world", at)) << text;
-  }
-  EXPECT_EQ(text.find("mpi_error"), std::string::npos) << text;
-  EXPECT_EQ(verdict(text), collmc::model::Verdict::Safe) << text;
-}
-
 }  // namespace

@@ -364,14 +364,10 @@ class MpiAssembler {
     world.comm.label = "world";
     world.members.push_back(Membership{p, world_rank_[p], 0});
     std::vector<PendingCall> out;
-    struct ThreadRequests {
-      std::set<uint64_t> outstanding;
-      bool group_open = false;
-      size_t last_call = 0;
-    };
-    std::map<int64_t, ThreadRequests> thread_requests;
+    std::set<int64_t> threads;
     for (size_t i = 0; i < processes_[p].calls.size(); ++i) {
       const RecordedCall& rc = processes_[p].calls[i];
+      threads.insert(rc.enter->event["tid"].get<int64_t>());
       const std::string name = rc.enter->event["call"].get<std::string>();
       const auto info = mpi_call_of(name);
       if (!info) {
@@ -384,46 +380,34 @@ class MpiAssembler {
         continue;
       }
       usage_rules_.observe(p, i, rc, usage_context(p, st, rc, *info));
-      // Each thread posts and waits for its own nonblocking operations: its group (what it posted and has not
-      // waited for) is its own. (A request waited for on another thread than the one that posted it stays
-      // open on the poster's, which then waits for it at its end.)
-      ThreadRequests& mine = thread_requests[tid_of(p, i)];
-      std::swap(st.outstanding, mine.outstanding);
-      std::swap(st.group_open, mine.group_open);
       const size_t before = out.size();
       read_call(p, st, rc, *info, out);
       for (size_t k = before; k < out.size(); ++k)
         if (out[k].source == SIZE_MAX) out[k].source = i;
-      std::swap(st.outstanding, mine.outstanding);
-      std::swap(st.group_open, mine.group_open);
-      mine.last_call = i;
     }
-    for (const auto& [tid, mine] : thread_requests) {
-      if (!mine.group_open) continue;
+    if (st.group_open) {
       // Operations no wait completed (a request freed while active, MPI 4.1 sec. 3.7.3, or never completed:
-      // an mpi_error at MPI_Finalize says so): the thread waits for them at its end. That end is where it
-      // stopped only when its last call never returned; a thread that returned from every call did not hang.
-      const bool returned = processes_[p].calls[mine.last_call].ret != nullptr;
+      // an mpi_error at MPI_Finalize says so): the rank waits for them at its end. That end is where it
+      // stopped only when its last call never returned; a process that returned from every call did not hang.
+      const auto& recorded_calls = processes_[p].calls;
+      const bool returned = !recorded_calls.empty() && recorded_calls.back().ret != nullptr;
       PendingCall end;
       end.call.kind = CallKind::GroupEnd;
       end.call.state = returned ? CallState::Completed : CallState::Started;
-      end.source = mine.last_call;
       out.push_back(end);
-      rank_notes_[world_rank_[p]].push_back(std::to_string(mine.outstanding.size()) +
+      rank_notes_[world_rank_[p]].push_back(std::to_string(st.outstanding.size()) +
                                             " nonblocking operation(s) never completed by a wait");
     }
-    if (thread_requests.size() > 1)
-      rank_notes_[world_rank_[p]].push_back(
-          "calls from " + std::to_string(thread_requests.size()) +
-          " threads: each is a thread of the scenario, started after the first thread's calls that returned before "
-          "its first call (the recorder does not see a thread's creation)");
+    // The recorder sees no synchronization between threads (an OpenMP barrier, a mutex, a join): threads
+    // made into threads of the scenario lose the order it gave their calls (CorrBench's
+    // openmp/ordering/correct/dependant/comm_free frees a communicator after an `omp single`'s implicit
+    // barrier, which the other thread's MPI_Sendrecv was inside), so a process stays one body, its calls in the
+    // order they were entered; calls two threads made at once are what the usage rules look at
+    // (threads_in_collectives).
+    if (threads.size() > 1)
+      rank_notes_[world_rank_[p]].push_back("calls from " + std::to_string(threads.size()) +
+                                            " threads are taken in the order they were entered");
     return out;
-  }
-
-  // The thread that made recorded call i of process p.
-  int64_t tid_of(size_t p, size_t i) const {
-    const Json* tid = field(processes_[p].calls[i].enter, "tid");
-    return tid != nullptr && tid->is_number_integer() ? tid->get<int64_t>() : 0;
   }
 
   // --- MPI usage errors (issue 26; mpi_usage_rules.h) ----------------------------------------------------
@@ -473,9 +457,7 @@ class MpiAssembler {
       size_t at = 0;
       while (at < out.size() && (out[at].source == SIZE_MAX || out[at].source < index)) ++at;
       size_t group_start = SIZE_MAX;
-      const int64_t tid = tid_of(p, index);
       for (size_t k = 0; k < at; ++k) {
-        if (out[k].source == SIZE_MAX || tid_of(p, out[k].source) != tid) continue;  // another thread's group
         if (out[k].call.kind == CallKind::GroupStart) group_start = k;
         if (out[k].call.kind == CallKind::GroupEnd) group_start = SIZE_MAX;
       }
@@ -1013,16 +995,8 @@ class MpiAssembler {
       rt.present = true;
       rt.source = processes_[p].file->name;
       rt.notes = rank_notes_[world_rank_[p]];
-      // One thread of the scenario per recorded thread, the first (the one that called MPI_Init) the body.
-      std::map<int64_t, size_t> thread_index;
-      auto thread_of = [&](const PendingCall& pc) -> ThreadTrace& {
-        const int64_t tid = pc.source == SIZE_MAX || pc.source >= processes_[p].calls.size()
-                                ? (processes_[p].calls.empty() ? 0 : tid_of(p, 0))
-                                : tid_of(p, pc.source);
-        auto [it, fresh] = thread_index.try_emplace(tid, rt.threads.size());
-        if (fresh) rt.threads.push_back(ThreadTrace{rt.threads.empty() ? "main" : "tid" + std::to_string(tid), {}});
-        return rt.threads[it->second];
-      };
+      ThreadTrace th;
+      th.name = "main";
       for (auto& pc : calls[p]) {
         auto to_world = [&](int64_t comm_rank, std::optional<int>& out) {
           auto& m = world_of[pc.call.comm];
@@ -1031,9 +1005,9 @@ class MpiAssembler {
         };
         if (pc.root_comm_rank) to_world(*pc.root_comm_rank, pc.call.root);
         if (pc.peer_comm_rank) to_world(*pc.peer_comm_rank, pc.call.peer);
-        thread_of(pc).calls.push_back(std::move(pc.call));
+        th.calls.push_back(std::move(pc.call));
       }
-      if (rt.threads.empty()) rt.threads.push_back(ThreadTrace{"main", {}});
+      rt.threads.push_back(std::move(th));
     }
     for (auto& n : notes_) t.notes.push_back(n);
     return t;
