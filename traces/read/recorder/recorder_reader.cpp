@@ -278,16 +278,14 @@ class ProcessPass {
   // allocated (a plain device buffer that exists from the start).
   std::string buffer_name(uint64_t ptr) const {
     if (ptr == 0) return "";
-    auto it = st_.allocations.upper_bound(ptr);
-    if (it != st_.allocations.begin()) {
-      --it;
-      if (ptr < it->second.first) return it->second.second;
-    }
+    if (const std::string* name = allocation_of(ptr)) return *name;
     return "buf_" + hex(ptr);
   }
-  bool allocated(uint64_t ptr) const {
+  // The name of the recorded allocation that holds `ptr`, or null.
+  const std::string* allocation_of(uint64_t ptr) const {
     auto it = st_.allocations.upper_bound(ptr);
-    return it != st_.allocations.begin() && ptr < std::prev(it)->second.first;
+    if (it == st_.allocations.begin() || ptr >= std::prev(it)->second.first) return nullptr;
+    return &std::prev(it)->second.second;
   }
   // A window NCCL accepted on memory the trace never saw allocated: NCCL takes only cuMem (VMM) memory for a
   // window (measured: plain cudaMalloc memory fails the registration, tests/calibration-probes/
@@ -466,7 +464,7 @@ class ProcessPass {
         c.bytes = static_cast<uint64_t>(in.integer("size"));
         if (window) c.symmetric = (in.integer("flags") & 1) != 0;
         // In a group the call returns before NCCL looks at the memory (measured: plain memory fails in ncclGroupEnd).
-        if (window && ok && result == 0 && !in_group_ && ptr != 0 && !allocated(ptr))
+        if (window && ok && result == 0 && !in_group_ && ptr != 0 && allocation_of(ptr) == nullptr)
           declare_unseen_window_memory(c, ptr);
         if (ok)
           (window ? st_.window_buffer : st_.local_buffer)[{c.comm, out->hex(window ? "win" : "handle")}] = c.buffer;

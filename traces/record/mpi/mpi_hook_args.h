@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "call_record.h"
 
@@ -237,30 +238,14 @@ inline JsonLine& memory(JsonLine& line, const char* addr_key, const char* bytes_
 }
 
 inline JsonLine& op(JsonLine& line, MPI_Op o) {
-  const char* name = "user";
-  if (o == MPI_SUM)
-    name = "sum";
-  else if (o == MPI_PROD)
-    name = "prod";
-  else if (o == MPI_MAX)
-    name = "max";
-  else if (o == MPI_MIN)
-    name = "min";
-  else if (o == MPI_LAND)
-    name = "land";
-  else if (o == MPI_LOR)
-    name = "lor";
-  else if (o == MPI_BAND)
-    name = "band";
-  else if (o == MPI_BOR)
-    name = "bor";
-  else if (o == MPI_MAXLOC)
-    name = "maxloc";
-  else if (o == MPI_MINLOC)
-    name = "minloc";
-  else if (o == MPI_OP_NULL)
-    name = "null";
-  return line.str("op", name);
+  // MPI's predefined operations by the names the reader knows; any other is a user operation.
+  const std::pair<MPI_Op, const char*> names[] = {{MPI_SUM, "sum"},       {MPI_PROD, "prod"},   {MPI_MAX, "max"},
+                                                  {MPI_MIN, "min"},       {MPI_LAND, "land"},   {MPI_LOR, "lor"},
+                                                  {MPI_BAND, "band"},     {MPI_BOR, "bor"},     {MPI_MAXLOC, "maxloc"},
+                                                  {MPI_MINLOC, "minloc"}, {MPI_OP_NULL, "null"}};
+  for (const auto& [known, name] : names)
+    if (o == known) return line.str("op", name);
+  return line.str("op", "user");
 }
 
 // The world ranks of a group's members, in the group's rank order ("0,2,3"; -1 for a process outside
