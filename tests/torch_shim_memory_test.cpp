@@ -1,7 +1,7 @@
 // What the import knows of the memory a torch program registers (docs/TRACES.md, "Memory the trace never saw
 // allocated"): the recorder's reader takes a window NCCL accepted as VMM memory, and the torch shim's reader takes
 // the kind of each pool segment from what the shim saw at register_mem_pool. Both from the traces recorded on the
-// H200 (tests/fixtures/traces/gpu/shim_mempool_*), the hung one also with the shim's segment field written in.
+// H200 (tests/fixtures/traces/gpu/shim_mempool_*), each also with the shim's segment field changed.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -37,15 +37,15 @@ Files fixture(const std::string& name) {
   return files;
 }
 
-// The shim's files with `fields` added to each register_mem_pool entry (what the shim of this version writes).
-Files with_register_fields(Files files, const std::string& fields) {
+// The shim's files with the "segments" field of each register_mem_pool entry replaced by `segments` (a field and its
+// value, or "" to drop it: what the shim wrote before it recorded the pool's segments).
+Files with_segments(Files files, const std::string& segments) {
+  const std::string key = R"(,"segments":")";
   for (auto& [name, text] : files) {
     if (!name.ends_with(".torch.jsonl")) continue;
-    const std::string call = R"("call":"register_mem_pool")";
-    for (size_t at = text.find(call); at != std::string::npos; at = text.find(call, at + 1)) {
-      const size_t start = text.rfind('\n', at) + 1;                   // 0 on the first line
-      if (text.compare(start, 13, R"({"ev":"enter")") != 0) continue;  // a return line
-      text.insert(text.find('}', at), "," + fields);
+    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+      const size_t end = text.find('"', at + key.size()) + 1;  // past the value's closing quote
+      text.replace(at, end - at, segments.empty() ? "" : "," + segments);
     }
   }
   return files;
@@ -58,29 +58,40 @@ TEST(TorchShimMemory, AWindowNcclAcceptedIsOnVmmMemory) {
   const std::string same = imported(fixture("shim_mempool_same"));
   EXPECT_NE(same.find("alloc buf_10004000000 20971520"), std::string::npos) << same;
   EXPECT_EQ(collmc::testing::verdict_str(same), "safe") << same;
+  // Without the shim's segment facts the recorder's reader still knows it: NCCL accepted the window.
+  EXPECT_EQ(collmc::testing::verdict_str(imported(with_segments(fixture("shim_mempool_same"), ""))), "safe");
 }
 
 TEST(TorchShimMemory, AnExpandableSegmentIsVmmMemoryAndTheCrossOrderDeadlocks) {
-  // Recorded on the H200: opposite orders, both ranks hung in register_mem_pool; no registration returned.
+  // Recorded on the H200: opposite orders, both ranks hung in register_mem_pool; no registration returned, and
+  // the shim recorded the pool's one segment as VMM memory (expandable segments).
   const Files hung = fixture("shim_mempool_opposite");
-  // Without the shim's segment facts (the recorded files): the memory's kind is not known, and the scenario
-  // takes it as cudaMalloc memory: never safe, but not the hang either.
-  EXPECT_EQ(collmc::testing::verdict_str(imported(hung)), "usage_error");
-  const std::string vmm = imported(with_register_fields(hung, R"("segments":"0x10004000000/20971520/vmm")"));
+  const std::string vmm = imported(hung);
   EXPECT_NE(vmm.find("alloc buf_10004000000 20971520"), std::string::npos) << vmm;
   EXPECT_EQ(collmc::testing::verdict_str(vmm), "deadlock") << vmm;
-  const std::string plain = imported(with_register_fields(hung, R"("segments":"0x10004000000/20971520/malloc")"));
+  // Without the segment facts (the shim before it recorded them): the memory's kind is not known, and the
+  // scenario takes it as cudaMalloc memory: never safe, but not the hang either.
+  EXPECT_EQ(collmc::testing::verdict_str(imported(with_segments(hung, ""))), "usage_error");
+  const std::string plain = imported(with_segments(hung, R"("segments":"0x10004000000/20971520/malloc")"));
   EXPECT_NE(plain.find("cuda_malloc buf_10004000000 20971520"), std::string::npos) << plain;
   EXPECT_EQ(collmc::testing::verdict_str(plain), "usage_error") << plain;
   // Memory of the pool's own allocator, or a segment that does not hold the address: not known.
-  const std::string custom = imported(with_register_fields(hung, R"("segments":"0x10004000000/20971520/custom")"));
+  const std::string custom = imported(with_segments(hung, R"("segments":"0x10004000000/20971520/custom")"));
   EXPECT_EQ(custom.find("alloc buf_10004000000"), std::string::npos) << custom;
-  const std::string elsewhere = imported(with_register_fields(hung, R"("segments":"0x20000000000/20971520/vmm")"));
+  const std::string elsewhere = imported(with_segments(hung, R"("segments":"0x20000000000/20971520/vmm")"));
   EXPECT_EQ(elsewhere.find("alloc buf_10004000000"), std::string::npos) << elsewhere;
 }
 
+TEST(TorchShimMemory, APlainCudaMallocPoolIsRefusedAsNcclRefusedIt) {
+  // Recorded on the H200 with expandable_segments:False: the pool's segment is cudaMalloc memory, and NCCL 2.30.7
+  // refused the window on both ranks ("unhandled cuda error" out of register_mem_pool).
+  const std::string plain = imported(fixture("shim_mempool_plain"));
+  EXPECT_NE(plain.find("cuda_malloc buf_"), std::string::npos) << plain;
+  EXPECT_EQ(collmc::testing::verdict_str(plain), "usage_error") << plain;
+}
+
 TEST(TorchShimMemory, ABadSegmentsFieldIsAnErrorWithItsLine) {
-  const Files bad = with_register_fields(fixture("shim_mempool_opposite"), R"("segments":"0x10004000000/20MiB/vmm")");
+  const Files bad = with_segments(fixture("shim_mempool_opposite"), R"("segments":"0x10004000000/20MiB/vmm")");
   try {
     imported(bad);
     FAIL() << "no error";
