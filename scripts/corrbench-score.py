@@ -51,7 +51,11 @@ def run_one(args, name, path, expect):
     exe = os.path.join(work, "a.out")
     base = os.path.join(args.corrbench, "micro-benches", "0-level")
     includes = ["-I" + os.path.join(base, "correct", "include"), "-I" + os.path.join(base, "openmp")]
-    cc = subprocess.run(["mpicc", "-g", "-fopenmp"] + CFLAGS + includes + ["-o", exe, path, "-lm"],
+    mpicc = ["mpicc"]
+    if args.loads_stores:  # the program's own loads and stores recorded (scripts/mpicc-loads-stores.sh)
+        mpicc = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "mpicc-loads-stores.sh"),
+                 os.path.dirname(os.path.abspath(args.collmc))]
+    cc = subprocess.run(mpicc + ["-g", "-fopenmp"] + CFLAGS + includes + ["-o", exe, path, "-lm"],
                         capture_output=True, text=True)
     if cc.returncode != 0:
         r.update(outcome="CE", why="mpicc: " + cc.stderr[-300:])
@@ -132,6 +136,9 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--np", type=int, default=2, help="ranks per run (CorrBench runs its tools with 2)")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--loads-stores", action="store_true",
+                    help="compile with clang's load/store callbacks and record the program's own accesses to "
+                         "memory it gave MPI (scripts/mpicc-loads-stores.sh; the recorder beside --collmc)")
     ap.add_argument("--time-limit", type=float, default=20)
     ap.add_argument("--hang-after", type=float, default=5)
     ap.add_argument("--check-limit", type=float, default=30)

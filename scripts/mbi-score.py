@@ -117,7 +117,11 @@ def run_one(args, name, path, h):
     start = time.time()
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
-    cc = subprocess.run(["mpicc", "-O0", "-o", os.path.join(work, name), path], capture_output=True, text=True)
+    mpicc = ["mpicc"]
+    if args.loads_stores:  # the program's own loads and stores recorded (scripts/mpicc-loads-stores.sh)
+        mpicc = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "mpicc-loads-stores.sh"),
+                 os.path.dirname(os.path.abspath(args.collmc))]
+    cc = subprocess.run(mpicc + ["-O0", "-o", os.path.join(work, name), path], capture_output=True, text=True)
     if cc.returncode != 0:
         r.update(outcome="CE", why="mpicc: " + cc.stderr[-300:])
     else:
@@ -221,6 +225,9 @@ def main():
                          "(collmc record --hang-after); the measured table (docs/MBI.md) used 5")
     ap.add_argument("--check-limit", type=float, default=30, help="seconds per check")
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--loads-stores", action="store_true",
+                    help="compile with clang's load/store callbacks and record the program's own accesses to "
+                         "memory it gave MPI (scripts/mpicc-loads-stores.sh; the recorder beside --collmc)")
     ap.add_argument("--keep", action="store_true", help="keep binaries, traces and scenarios")
     ap.add_argument("--table-only", action="store_true", help="only rebuild the table from cached results")
     ap.add_argument("--only", help="a regular expression on code names")

@@ -9,6 +9,8 @@ packages=(build-essential cmake pkgconf libboost-program-options-dev libgtest-de
 # Graphviz's library renders the wait-for graph to SVG (report/); clang-format and clang-tidy are the
 # style check (scripts/check-style.sh).
 packages+=(libgraphviz-dev clang-format clang-tidy)
+# clang compiles MPI test programs with their loads and stores recorded (scripts/mpicc-loads-stores.sh).
+packages+=(clang)
 # absl's flat hash set and xxHash hold the checker's visited set.
 packages+=(libabsl-dev libxxhash-dev)
 # simdjson (On-Demand) parses Flight Recorder JSON dumps at import.

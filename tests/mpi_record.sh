@@ -35,12 +35,22 @@ cases=(
   "bcast_before_recv 2 deadlock completes broadcast world"
   "standard_ok 2 safe completes every traced call completed"
   "bsend_wrong_tag 2 deadlock hangs mode=buffered"
+  # ls: compiled with the program's own loads and stores recorded (scripts/mpicc-loads-stores.sh, clang)
+  "ls:rma_store_in_flight 2 usage_error completes the program's store"
+  "ls:rma_target_load_race 2 usage_error completes the program's load"
+  "ls:rma_loads_stores_ok 2 safe completes checked against RMA transfers in flight"
+  "rma_store_in_flight 2 safe completes loads and stores were not recorded"
 )
 for c in "${cases[@]}"; do
   read -r prog np verdict run text <<<"$c"
-  dir=$work/$prog
+  mpicc=(mpicc)
+  if [[ $prog == ls:* ]]; then
+    prog=${prog#ls:}
+    mpicc=("$src/scripts/mpicc-loads-stores.sh" "$(dirname "$collmc")")
+  fi
+  dir=$work/$prog-${#mpicc[@]}
   mkdir -p "$dir"
-  if ! mpicc -O1 -o "$dir/$prog" "$src/tests/mpi_programs/$prog.c" 2>"$dir/cc.log"; then
+  if ! "${mpicc[@]}" -O1 -o "$dir/$prog" "$src/tests/mpi_programs/$prog.c" 2>"$dir/cc.log"; then
     echo "FAIL $prog: mpicc failed"; cat "$dir/cc.log"; failures=$((failures + 1)); continue
   fi
   "$collmc" record --out "$dir/traces" --hang-after 1 --time-limit "$limit" -- \
@@ -77,7 +87,7 @@ for c in "${cases[@]}"; do
     echo "FAIL $prog: the import, scenario and check say nothing of '$text'"
     cat "$dir/import.log" "$dir/$prog.cmc" "$dir/check.log"; failures=$((failures + 1)); continue
   fi
-  echo "ok   $prog (-np $np, run $run): $first"
+  echo "ok   $prog (-np $np, run $run, ${mpicc[0]##*/}): $first"
 done
 # Nothing of the runs may outlive them.
 if pgrep -f "$work/" >/dev/null; then

@@ -51,6 +51,13 @@ class Process {
              (fields.empty() ? "" : "," + fields) + "}\n";
     return *this;
   }
+  // The program's own load or store (an "access" line, written before the thread's next MPI call).
+  Process& access(bool store, const std::string& addr, int bytes) {
+    text_ += R"({"ev":"access","seq":)" + std::to_string(++seq_) + R"(,"tid":1,"t_mono_ns":)" +
+             std::to_string(++clock_) + R"(,"t_wall_ns":1,"call":")" + (store ? "store" : "load") + R"(","addr":")" +
+             addr + R"(","bytes":)" + std::to_string(bytes) + "}\n";
+    return *this;
+  }
   int seq() const { return seq_; }
   const std::string& text() const { return text_; }
 
@@ -160,6 +167,61 @@ TEST(MpiUsageRules, GetIntoABufferSentBeforeTheEpochCloses) {
   };
   EXPECT_NE(run(false).find("is not yet completed"), std::string::npos) << run(false);
   EXPECT_EQ(run(true).find("mpi_error"), std::string::npos) << run(true);
+}
+
+TEST(MpiUsageRules, TheProgramsStoreToTheOriginOfAGetInFlight) {
+  // MPI 4.1 sec. 12.7: the origin buffer of a get is not to be accessed until the get completes (the unlock).
+  auto run = [](bool before_unlock, const std::string& addr) {
+    return scenario(with_window(2, [&](int r, Process& p) {
+      if (r != 0) return;
+      p.call("MPI_Win_lock", R"("win":"0x40","target":1,"lock":"shared")").call("MPI_Get", put(1, 0, "0x9000"));
+      if (before_unlock) p.access(true, addr, 4);
+      p.call("MPI_Win_unlock", R"("win":"0x40","target":1)");
+      if (!before_unlock) p.access(true, addr, 4);
+    }));
+  };
+  const std::string racing = run(true, "0x9000");
+  EXPECT_NE(racing.find("the program's store to 4 bytes at 0x9000 (rank0.jsonl:"), std::string::npos) << racing;
+  EXPECT_NE(racing.find("MPI_Get to rank 1 writing its origin buffer is not yet completed"), std::string::npos);
+  EXPECT_EQ(verdict(racing), collmc::model::Verdict::UsageError) << racing;
+  // After the unlock, or to other bytes: allowed.
+  EXPECT_EQ(run(false, "0x9000").find("mpi_error"), std::string::npos) << run(false, "0x9000");
+  EXPECT_EQ(run(true, "0x9004").find("mpi_error"), std::string::npos) << run(true, "0x9004");
+  EXPECT_NE(run(true, "0x9004").find("loads and stores of memory it gave MPI: 1 runs"), std::string::npos);
+}
+
+TEST(MpiUsageRules, TheOwnersLoadOfWindowMemoryAnotherRankPutsToInOneEpoch) {
+  // Rank 1 reads its window's first int (base 0x1000) while rank 0's put writes it, between the same fences.
+  auto run = [](bool same_epoch, bool store) {
+    return scenario(with_window(2, [&](int r, Process& p) {
+      p.call("MPI_Win_fence", R"("win":"0x40","assert":0,"nosucceed":0)");
+      if (r == 0) p.call("MPI_Put", put(1, 0));
+      if (r == 1 && same_epoch) p.access(store, "0x1000", 4);
+      p.call("MPI_Win_fence", R"("win":"0x40","assert":0,"nosucceed":0)");
+      if (r == 1 && !same_epoch) p.access(store, "0x1000", 4);
+    }));
+  };
+  const std::string racing = run(true, false);
+  EXPECT_NE(racing.find("the program's load of 4 bytes at 0x1000"), std::string::npos) << racing;
+  EXPECT_NE(racing.find("a data race (MPI 4.1 sec. 12.7)"), std::string::npos) << racing;
+  EXPECT_EQ(verdict(racing), collmc::model::Verdict::UsageError) << racing;
+  EXPECT_EQ(verdict(run(true, true)), collmc::model::Verdict::UsageError);
+  // After the closing fence the put is complete: the load sees it, no race.
+  EXPECT_EQ(run(false, false).find("mpi_error"), std::string::npos) << run(false, false);
+}
+
+TEST(MpiImport, AnAccessLineOfAnotherShapeIsAnErrorWithItsLine) {
+  Process p(0, 1);
+  p.access(true, "0x9000", 4);
+  std::string text = p.text();
+  text.replace(text.find(R"("call":"store")"), 14, R"("call":"write")");
+  try {
+    emit_scenario(read_recorder_buffers({{"rank0.jsonl", text}}));
+    FAIL() << "no error";
+  } catch (const collmc::traces::TraceInputError& e) {
+    EXPECT_EQ(e.line(), 4);
+    EXPECT_NE(e.message().find(R"(expected "call" to be "load" or "store")"), std::string::npos) << e.message();
+  }
 }
 
 TEST(MpiUsageRules, ArgumentsAndRequests) {

@@ -199,7 +199,29 @@ class MpiAssembler {
         "MPI calls the recorder does not see (PMPI hooks it has none for: MPI_Comm_spawn, MPI_Comm_connect/accept, "
         "file I/O, persistent collectives, MPI_Sendrecv_replace, ...) leave no trace; a wait on a request one of "
         "them made is noted, never an error");
+    t.notes.push_back(loads_and_stores_note());
     return t;
+  }
+
+  // What the import knows of the program's own loads and stores (an MPI 4.1 sec. 12.7 race needs them).
+  std::string loads_and_stores_note() const {
+    size_t runs = 0, with = 0;
+    bool left_out = false;
+    for (const auto& p : processes_) {
+      runs += p.accesses.size();
+      with += p.accesses.empty() ? 0 : 1;
+      for (const auto& a : p.accesses)
+        left_out = left_out || recorder_field(a.line, "runs_left_out") != nullptr ||
+                   recorder_field(a.line, "watch_full") != nullptr;
+    }
+    if (runs == 0)
+      return "the program's own loads and stores were not recorded: races of a load or store with an RMA transfer "
+             "(MPI 4.1 sec. 12.7) are not checked; compile with scripts/mpicc-loads-stores.sh to record them";
+    return "the program's own loads and stores of memory it gave MPI: " + std::to_string(runs) + " runs in " +
+           std::to_string(with) + " of " + std::to_string(processes_.size()) +
+           " processes, checked against RMA transfers in flight (MPI 4.1 sec. 12.7)" +
+           (left_out ? "; some were left out (more runs between two calls, or more buffers, than the recorder keeps)"
+                     : "");
   }
 
  private:
@@ -365,7 +387,11 @@ class MpiAssembler {
     world.members.push_back(Membership{p, world_rank_[p], 0});
     std::vector<PendingCall> out;
     std::set<int64_t> threads;
+    const auto& accesses = processes_[p].accesses;  // the program's loads and stores, by the call after them
+    size_t next_access = 0;
     for (size_t i = 0; i < processes_[p].calls.size(); ++i) {
+      for (; next_access < accesses.size() && accesses[next_access].before_call <= i; ++next_access)
+        usage_rules_.program_access(p, accesses[next_access], processes_[p].file->name);
       const RecordedCall& rc = processes_[p].calls[i];
       threads.insert(rc.enter->event["tid"].get<int64_t>());
       const std::string name = rc.enter->event["call"].get<std::string>();

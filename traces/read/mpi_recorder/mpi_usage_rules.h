@@ -34,6 +34,9 @@ class MpiUsageRules {
  public:
   // Call i of process p (in entry order); `ctx` as the reader resolved it. Calls of one process come in order.
   void observe(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx);
+  // A load or store of the program itself (an "access" line), before call `a.before_call` of process p; the
+  // calls before it were observed. Reported, when erroneous, at that call.
+  void program_access(size_t p, const RecordedAccess& a, const std::string& file);
   // The errors, by (process, call index), in the order found; the races across ranks are found here.
   std::map<std::pair<size_t, size_t>, std::vector<std::string>> errors();
 
@@ -64,6 +67,10 @@ class MpiUsageRules {
     bool in_epoch = false;           // a local access made while the rank held an epoch on a window
     int sync_from = 0, sync_to = 0;  // the rank's synchronisation count at issue and at completion
     size_t done = SIZE_MAX;          // the call index that completed it (RMA), else its own index
+    size_t order = 0;                // where in the rank's run: 2 x its call index; a program access, 2 x index - 1
+    bool program = false;            // a load or store of the program itself (program_access)
+    bool pscw = false;               // an RMA transfer in a start/complete epoch (MPI_Win_start)
+    bool atomic = false;             // an atomic RMA call's (MPI_Fetch_and_op, MPI_Compare_and_swap, ...)
     std::string what;                // "MPI_Put to rank 1"
   };
   struct CollectiveCall {  // a collective call of one thread, for the rule on threads (MPI 4.1 sec. 11.6.2)
@@ -93,6 +100,7 @@ class MpiUsageRules {
   void local_access(size_t p, size_t i, const RecorderLine* in, const char* addr, const char* bytes, bool write,
                     const std::string& what);
   void find_races();
+  static bool in_epoch(const ProcessRules& pr);  // the rank holds an access or exposure epoch on a window
   void threads_in_collectives(size_t p, size_t i, const RecordedCall& rc, const MpiCallInfo& info);
 
   std::map<size_t, ProcessRules> processes_;

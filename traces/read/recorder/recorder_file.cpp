@@ -119,8 +119,16 @@ RecorderLine parse_line(const std::string& name, int number, const std::string& 
     f.require_integer("tid", false);
     f.require_string("call");
     if (ev == "return") f.require_integer("result", false);
+  } else if (ev == "access") {  // the program's loads or stores to memory it gave MPI (docs/TRACES.md)
+    f.require_integer("seq", true);
+    f.require_integer("tid", false);
+    f.require_string("call");
+    if (j["call"] != "load" && j["call"] != "store") f.fail("call", "expected \"call\" to be \"load\" or \"store\"");
+    f.require_string("addr");
+    if (!parse_hex_view(j["addr"].get<std::string>())) f.fail("addr", "expected \"addr\" as a hex string \"0x...\"");
+    f.require_integer("bytes", true);
   } else {
-    f.fail("ev", "expected \"ev\" to be \"process\", \"enter\" or \"return\"");
+    f.fail("ev", "expected \"ev\" to be \"process\", \"enter\", \"return\" or \"access\"");
   }
   return RecorderLine{number, std::move(j)};
 }
@@ -173,13 +181,17 @@ std::vector<RecordedProcess> split_recorded_processes(const std::vector<Recorder
     for (const auto& l : f.lines) {
       const std::string ev = l.event["ev"].get<std::string>();
       if (ev == "process") {
-        processes.push_back(RecordedProcess{&f, &l, {}});
+        processes.push_back(RecordedProcess{&f, &l, {}, {}});
         open.clear();
         continue;
       }
       if (processes.empty() || processes.back().file != &f)
         throw TraceInputError(f.name, l.line, 1, 0, "expected a \"process\" line before the first event");
       RecordedProcess& p = processes.back();
+      if (ev == "access") {
+        p.accesses.push_back(RecordedAccess{&l, p.calls.size()});
+        continue;
+      }
       const uint64_t seq = l.event["seq"].get<uint64_t>();
       if (ev == "enter") {
         if (!open.emplace(seq, static_cast<uint32_t>(p.calls.size())).second)

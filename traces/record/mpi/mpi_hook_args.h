@@ -307,10 +307,16 @@ inline void status_out(JsonLine& line, int result, const MPI_Status& status) {
     line.i64("cancelled", 1);
 }
 
+// The program's loads and stores (mpi_memory_hooks.cpp): memory an MPI call names is watched from then on;
+// the accesses of this thread since its last MPI call are written before the next one enters.
+void watch_memory(const void* buf, int64_t bytes);
+void write_memory_accesses();
+
 // One recorded call: `args` fills the entry line, `call` runs PMPI, `out` adds the outputs to the return
 // line. When the process records nothing, only `call` runs.
 template <class Args, class Call, class Out>
 int recorded(const char* name, Args&& args, Call&& call, Out&& out) {
+  write_memory_accesses();  // before the entry: they came between this thread's last MPI call and this one
   CallRecord rec(name);
   if (!rec.active()) return call();
   args(rec.args());
@@ -391,6 +397,7 @@ inline int isend_like(const char* name, const void* buf, int count, MPI_Datatype
         handle(l, "comm", comm).i64("count", count);
         dtype(l, "dtype", type, "dtype_sig").i64("peer", peer_rank(dest)).i64("tag", tag_value(tag));
         memory(l, "buf", "bytes", buf, count, type);
+        watch_memory(buf, span_bytes(count, type));  // in use until the request completes
       },
       call, [&](JsonLine& l, int) { handle(l, "req", request != nullptr ? *request : MPI_REQUEST_NULL); });
 }
@@ -453,6 +460,7 @@ inline void rma_args(JsonLine& l, MPI_Win win, const void* origin, int origin_co
   dtype(l, "dtype", origin_type, "dtype_sig");
   dtype(l, "target_dtype", target_type, "target_dtype_sig");
   memory(l, "buf", "bytes", origin, origin_count, origin_type);
+  watch_memory(origin, span_bytes(origin_count, origin_type));  // in use until the transfer completes
   l.i64("target_disp", target_disp).i64("target_bytes", span_bytes(target_count, target_type));
 }
 

@@ -105,7 +105,10 @@ int MPI_Comm_free(MPI_Comm* comm) {
 int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win) {
   return recorded(
       "MPI_Win_create",
-      [&](JsonLine& l) { handle(l, "comm", comm).ptr("base", base).i64("size", size).i64("disp_unit", disp_unit); },
+      [&](JsonLine& l) {
+        handle(l, "comm", comm).ptr("base", base).i64("size", size).i64("disp_unit", disp_unit);
+        watch_memory(base, size);  // the window's memory: other ranks' transfers reach it
+      },
       [&] { return PMPI_Win_create(base, size, disp_unit, info, comm, win); },
       [&](JsonLine& l, int) { handle(l, "win", win != nullptr ? *win : MPI_WIN_NULL); });
 }
@@ -116,6 +119,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
       [&](JsonLine& l, int r) {
         void* base = nullptr;
         if (r == MPI_SUCCESS && baseptr != nullptr) std::memcpy(&base, baseptr, sizeof base);
+        if (r == MPI_SUCCESS) watch_memory(base, size);
         handle(l, "win", win != nullptr ? *win : MPI_WIN_NULL).ptr("base", base);
       });
 }
@@ -127,6 +131,7 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
       [&](JsonLine& l, int r) {
         void* base = nullptr;
         if (r == MPI_SUCCESS && baseptr != nullptr) std::memcpy(&base, baseptr, sizeof base);
+        if (r == MPI_SUCCESS) watch_memory(base, size);
         handle(l, "win", win != nullptr ? *win : MPI_WIN_NULL).ptr("base", base);
       });
 }

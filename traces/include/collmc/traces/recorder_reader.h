@@ -56,10 +56,18 @@ struct RecordedCall {
   const RecorderLine* enter = nullptr;
   const RecorderLine* ret = nullptr;
 };
+// The program's own loads or stores to memory it gave MPI, between two MPI calls of one thread (an "access"
+// line, docs/TRACES.md "Loads and stores"): written just before that thread's next call entered, which is call
+// `before_call` of the process (calls.size(): after its last one).
+struct RecordedAccess {
+  const RecorderLine* line = nullptr;
+  size_t before_call = 0;
+};
 struct RecordedProcess {
   const RecorderFile* file = nullptr;
   const RecorderLine* header = nullptr;
   std::vector<RecordedCall> calls;
+  std::vector<RecordedAccess> accesses;  // in the order written
 };
 
 // The processes of parsed files (a file holds one process per "process" line: exec keeps the file), entries
