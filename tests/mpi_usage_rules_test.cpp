@@ -210,6 +210,61 @@ TEST(MpiUsageRules, TheOwnersLoadOfWindowMemoryAnotherRankPutsToInOneEpoch) {
   EXPECT_EQ(run(false, false).find("mpi_error"), std::string::npos) << run(false, false);
 }
 
+TEST(MpiUsageRules, TheBufferOfANonblockingCallIsInUseUntilItsWait) {
+  // MPI 4.1 sec. 3.7.2: a receive buffer is not accessed, a send buffer not modified, until the request completes.
+  const std::string irecv = R"("comm":"0x10","count":1,"dtype":"MPI_INT","peer":0,"tag":0,"buf":"0x5000","bytes":4)";
+  const std::string isend = R"("comm":"0x10","count":1,"dtype":"MPI_INT","peer":1,"tag":0,"buf":"0x6000","bytes":4)";
+  // `between(p)` adds what rank `r` does between posting its request and waiting for it.
+  auto run = [&](auto between) {
+    std::vector<Process> ps;
+    for (int r = 0; r < 2; ++r) {
+      Process p(r, 2);
+      if (r == 0) p.call("MPI_Isend", isend, R"("req":"0x70")");
+      if (r == 1) p.call("MPI_Irecv", irecv, R"("req":"0x71")");
+      between(r, p);
+      p.call("MPI_Wait", r == 0 ? R"("req":"0x70")" : R"("req":"0x71")", R"("source":0,"tag":0)");
+      p.call("MPI_Finalize", "");
+      ps.push_back(p);
+    }
+    return scenario(ps);
+  };
+  const std::string stored = run([](int r, Process& p) {
+    if (r == 1) p.access(false, "0x5000", 4);  // reads the receive buffer: erroneous
+  });
+  EXPECT_NE(stored.find("the program's load of 4 bytes at 0x5000"), std::string::npos) << stored;
+  EXPECT_NE(stored.find("MPI_Irecv writing its receive buffer is not yet completed by a wait or test"),
+            std::string::npos)
+      << stored;
+  EXPECT_NE(stored.find("(MPI 4.1 sec. 3.7.2)"), std::string::npos) << stored;
+  EXPECT_EQ(verdict(stored), collmc::model::Verdict::UsageError) << stored;
+  const std::string modified = run([](int r, Process& p) {
+    if (r == 0) p.access(true, "0x6000", 4);  // modifies the send buffer: erroneous
+  });
+  EXPECT_NE(modified.find("MPI_Isend reading its send buffer is not yet completed"), std::string::npos) << modified;
+  // Reading a send buffer is allowed (since MPI 3.0); other bytes, or after the wait, too.
+  EXPECT_EQ(run([](int r, Process& p) {
+              if (r == 0) p.access(false, "0x6000", 4);
+            }).find("mpi_error"),
+            std::string::npos);
+  EXPECT_EQ(run([](int r, Process& p) {
+              if (r == 1) p.access(true, "0x5004", 4);
+            }).find("mpi_error"),
+            std::string::npos);
+  // An MPI call's own buffer counts as well, without the program's accesses: a send of the receive buffer.
+  const std::string sent = run([](int r, Process& p) {
+    if (r == 1)
+      p.call("MPI_Send", R"("comm":"0x10","count":1,"dtype":"MPI_INT","peer":-2,"tag":0,"buf":"0x5000","bytes":4)");
+  });
+  EXPECT_EQ(sent.find("mpi_error"), std::string::npos) << "MPI_PROC_NULL moves no data: " << sent;
+  const std::string self = run([](int r, Process& p) {
+    if (r == 1)
+      p.call("MPI_Send", R"("comm":"0x10","count":1,"dtype":"MPI_INT","peer":1,"tag":5,"buf":"0x5000","bytes":4)");
+  });
+  EXPECT_NE(self.find("MPI_Send reading its buffer while MPI_Irecv writing its receive buffer is not yet completed"),
+            std::string::npos)
+      << self;
+}
+
 TEST(MpiImport, AnAccessLineOfAnotherShapeIsAnErrorWithItsLine) {
   Process p(0, 1);
   p.access(true, "0x9000", 4);

@@ -176,6 +176,26 @@ void MpiUsageRules::observe(size_t p, size_t i, const RecordedCall& rc, const Mp
   if (ok && (posts || (family == MpiFamily::Rma && info.has(kRequest)))) {
     const uint64_t r = address(ret, "req");
     if (r != 0) pr.requests[r] = name;
+    // A nonblocking send's or receive's buffer is in use until the request completes (MPI 4.1 sec. 3.7.2):
+    // the local-races rule holds it like an RMA origin buffer in flight.
+    const bool p2p = family == MpiFamily::Send || family == MpiFamily::Recv;
+    if (r != 0 && p2p && number(in, "peer", 0) != -2 && address(in, "buf") != 0 && number(in, "bytes", 0) > 0) {
+      Access a;
+      a.p = p;
+      a.index = i;
+      a.order = 2 * i;
+      a.rank = a.owner = pr.rank;
+      a.lo = address(in, "buf");
+      a.hi = a.lo + static_cast<uint64_t>(number(in, "bytes", 0));
+      a.write = family == MpiFamily::Recv;
+      a.rma = a.nonblocking = true;  // in flight until `done`
+      a.done = SIZE_MAX;
+      a.sync_from = a.sync_to = pr.syncs;
+      a.in_epoch = in_epoch(pr);
+      a.what = name + (a.write ? " writing its receive buffer" : " reading its send buffer");
+      pr.request_buffers[r] = accesses_.size();
+      accesses_.push_back(a);
+    }
   }
   // A persistent request is active from its MPI_Start until a wait or test completes it (MPI 4.1 sec. 3.9).
   if (ok && info.call == MpiCall::Start) {
@@ -185,7 +205,14 @@ void MpiUsageRules::observe(size_t p, size_t i, const RecordedCall& rc, const Mp
     for (const auto& h : list(in, "reqs"))
       if (auto v = parse_hex_field(h); v && *v != 0) pr.requests[*v] = name;
   auto done = [&](const std::string& handle) {
-    if (auto v = parse_hex_field(handle)) pr.requests.erase(*v);
+    if (auto v = parse_hex_field(handle)) {
+      pr.requests.erase(*v);
+      if (auto b = pr.request_buffers.find(*v); b != pr.request_buffers.end()) {
+        accesses_[b->second].done = i;
+        accesses_[b->second].sync_to = pr.syncs;
+        pr.request_buffers.erase(b);
+      }
+    }
     if (handle.find("...") != std::string::npos) pr.requests_unknown = true;
   };
   if (info.call == MpiCall::Wait || family == MpiFamily::RequestFree ||
@@ -519,8 +546,11 @@ void MpiUsageRules::find_races() {
           if (!first.window.empty() && !second.window.empty()) continue;  // two transfers to this rank's own window
           error(second.p, second.index,
                 second.what + " while " + first.what +
-                    " is not yet completed: the same bytes, one of them written, "
-                    "in one epoch (MPI 4.1 sec. 12.7)");
+                    (first.nonblocking
+                         ? " is not yet completed by a wait or test: the same bytes, one of them written (MPI 4.1 "
+                           "sec. 3.7.2)"
+                         : " is not yet completed: the same bytes, one of them written, in one epoch (MPI 4.1 "
+                           "sec. 12.7)"));
           continue;
         }
         // Two ranks: concurrent when neither completed before a synchronisation the other came after.

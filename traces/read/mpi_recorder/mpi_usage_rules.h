@@ -71,6 +71,7 @@ class MpiUsageRules {
     bool program = false;            // a load or store of the program itself (program_access)
     bool pscw = false;               // an RMA transfer in a start/complete epoch (MPI_Win_start)
     bool atomic = false;             // an atomic RMA call's (MPI_Fetch_and_op, MPI_Compare_and_swap, ...)
+    bool nonblocking = false;        // the buffer of a nonblocking send or receive, in use until its request completes
     std::string what;                // "MPI_Put to rank 1"
   };
   struct CollectiveCall {  // a collective call of one thread, for the rule on threads (MPI 4.1 sec. 11.6.2)
@@ -85,8 +86,9 @@ class MpiUsageRules {
     int64_t tag_ub = -1;
     int syncs = 0;  // collective synchronisations so far (fences, world collectives, ...)
     std::map<std::string, Epochs> windows;
-    std::map<uint64_t, std::string> requests;  // posted, not yet completed: handle -> the call that posted it
-    bool requests_unknown = false;             // a completion listed more requests than its line holds
+    std::map<uint64_t, std::string> requests;    // posted, not yet completed: handle -> the call that posted it
+    std::map<uint64_t, size_t> request_buffers;  // handle -> its buffer's access (accesses_), until completed
+    bool requests_unknown = false;               // a completion listed more requests than its line holds
   };
   struct WindowMemory {
     uint64_t base = 0;
