@@ -10,11 +10,17 @@ with one of CorrBench's cflags_list lines), runs it with `mpirun -n 2` (CorrBenc
 same way with `--errors` (TP/FN); the table says what was run.
 
     scripts/corrbench-score.py --corrbench /tmp/corrbench --collmc build/cli/collmc --out /tmp/cb-run [--jobs 2]
+
+It scores RMARaceBench (github.com/RWTH-HPC/RMARaceBench) the same way with `--rmaracebench DIR` instead: its
+MPI RMA codes (MPIRMA/<kind>/NNN-MPI-...-{yes,no}.c) carry their label in a comment (RACE_KIND "none": race-free,
+else a race) and their rank count (NPROCS); every code is run, the racy ones scored TP/FN. Its races are mostly
+between a transfer and the program's own loads and stores: run it with --loads-stores.
 """
 import argparse
 import concurrent.futures
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,7 +43,27 @@ def select(root, errors):
     return sorted(codes)
 
 
-def run_one(args, name, path, expect):
+def select_rmaracebench(root: str) -> list[tuple[str, str, str, int]]:
+    """RMARaceBench's MPI RMA codes: (name, path, OK or ERROR, ranks), from each code's label comment."""
+    codes = []
+    base = os.path.join(root, "MPIRMA")
+    for d, _, files in os.walk(base):
+        for f in sorted(files):
+            if not f.endswith(".c"):
+                continue
+            path = os.path.join(d, f)
+            text = open(path, encoding="utf-8", errors="replace").read()
+            kind = re.search(r'"RACE_KIND":\s*"([^"]*)"', text)
+            nprocs = re.search(r'"NPROCS":\s*(\d+)', text)
+            if not kind or not nprocs:
+                raise SystemExit("%s: no RACE_KIND/NPROCS label" % path)
+            rel = os.path.relpath(path, base)[:-2].replace("/", "__")
+            codes.append(("rmarace__" + rel, path, "OK" if kind.group(1) == "none" else "ERROR",
+                          int(nprocs.group(1))))
+    return sorted(codes)
+
+
+def run_one(args, name, path, expect, np=None):
     res_file = os.path.join(args.out, "results", name + ".json")
     if os.path.exists(res_file):
         return json.load(open(res_file))
@@ -49,8 +75,10 @@ def run_one(args, name, path, expect):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1", OMP_NUM_THREADS="2")
     exe = os.path.join(work, "a.out")
-    base = os.path.join(args.corrbench, "micro-benches", "0-level")
-    includes = ["-I" + os.path.join(base, "correct", "include"), "-I" + os.path.join(base, "openmp")]
+    includes = []
+    if args.corrbench:
+        base = os.path.join(args.corrbench, "micro-benches", "0-level")
+        includes = ["-I" + os.path.join(base, "correct", "include"), "-I" + os.path.join(base, "openmp")]
     mpicc = ["mpicc"]
     if args.loads_stores:  # the program's own loads and stores recorded (scripts/mpicc-loads-stores.sh)
         mpicc = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "mpicc-loads-stores.sh"),
@@ -63,7 +91,7 @@ def run_one(args, name, path, expect):
         traces = os.path.join(work, "traces")
         rec = subprocess.run([args.collmc, "record", "--out", traces, "--time-limit", str(args.time_limit),
                               "--hang-after", str(args.hang_after), "--", "mpirun", "--bind-to", "none", "-n",
-                              str(args.np), exe], capture_output=True, text=True, env=env)
+                              str(np or args.np), exe], capture_output=True, text=True, env=env)
         r["run"] = "hung" if rec.returncode == 124 else ("exit %d" % rec.returncode)
         if not os.path.isdir(traces) or not os.listdir(traces):
             r.update(outcome="RE", why="no trace written")
@@ -99,8 +127,9 @@ def table(results):
     groups = {}
     for r in results:  # by folder: correct/<kind> (MPICH), openmp correct, or an error folder
         parts = r["name"].split("__")
-        label = "/".join(parts[:2]) if parts[0] == "correct" else parts[0] + (" (correct)" if r["expect"] == "OK"
-                                                                                 else " (errors)")
+        label = "/".join(parts[:2]) if parts[0] in ("correct", "rmarace") else parts[0]
+        if parts[0] != "correct":
+            label += " (correct)" if r["expect"] == "OK" else " (errors)"
         groups.setdefault(label, []).append(r)
     lines = ["| codes | n | TN | FP | TP | FN | compile/run error | precision on the correct codes |",
              "|---|---|---|---|---|---|---|---|"]
@@ -115,6 +144,8 @@ def table(results):
     for g in sorted(groups):
         row(g, groups[g])
     row("**all correct codes**", [r for r in results if r["expect"] == "OK"])
+    if any(r["expect"] == "ERROR" for r in results):
+        row("**all error codes**", [r for r in results if r["expect"] == "ERROR"])
     fps = [r for r in results if r["outcome"] == "FP"]
     lines.append("")
     lines.append("False positives (%d):" % len(fps))
@@ -131,7 +162,9 @@ def table(results):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corrbench", required=True, help="a checkout of MPI-Corrbench (micro-benches/0-level)")
+    suite = ap.add_mutually_exclusive_group(required=True)
+    suite.add_argument("--corrbench", help="a checkout of MPI-Corrbench (micro-benches/0-level)")
+    suite.add_argument("--rmaracebench", help="a checkout of RMARaceBench (MPIRMA/)")
     ap.add_argument("--collmc", default="build/cli/collmc")
     ap.add_argument("--out", required=True)
     ap.add_argument("--np", type=int, default=2, help="ranks per run (CorrBench runs its tools with 2)")
@@ -149,7 +182,7 @@ def main():
     args = ap.parse_args()
     args.collmc = os.path.abspath(args.collmc)
     os.makedirs(os.path.join(args.out, "results"), exist_ok=True)
-    codes = select(args.corrbench, args.errors)
+    codes = select_rmaracebench(args.rmaracebench) if args.rmaracebench else select(args.corrbench, args.errors)
     if args.only:
         codes = [c for c in codes if any(o in c[0] for o in args.only)]
     start = time.time()

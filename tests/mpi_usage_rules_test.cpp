@@ -210,6 +210,32 @@ TEST(MpiUsageRules, TheOwnersLoadOfWindowMemoryAnotherRankPutsToInOneEpoch) {
   EXPECT_EQ(run(false, false).find("mpi_error"), std::string::npos) << run(false, false);
 }
 
+TEST(MpiUsageRules, AStartEpochsTransferIsInFlightAtItsTargetUntilTheMatchingWait) {
+  // Rank 0 puts to rank 1's first int in a start/complete epoch; rank 1 exposes its window with post/wait and
+  // stores to those bytes inside the exposure epoch or after its wait (MPI 4.1 sec. 12.5.2, 12.7).
+  auto run = [](bool inside, bool groups) {
+    return scenario(with_window(2, [&](int r, Process& p) {
+      const std::string group = groups ? (r == 0 ? R"(,"group":"1")" : R"(,"group":"0")") : "";
+      if (r == 0)
+        p.call("MPI_Win_start", R"("win":"0x40","assert":0)" + group)
+            .call("MPI_Put", put(1, 0))
+            .call("MPI_Win_complete", R"("win":"0x40")");
+      if (r == 1) {
+        p.call("MPI_Win_post", R"("win":"0x40","assert":0)" + group);
+        if (inside) p.access(true, "0x1000", 4);
+        p.call("MPI_Win_wait", R"("win":"0x40")");
+        if (!inside) p.access(true, "0x1000", 4);
+      }
+    }));
+  };
+  const std::string racing = run(true, true);
+  EXPECT_NE(racing.find("the program's store to 4 bytes at 0x1000"), std::string::npos) << racing;
+  EXPECT_NE(racing.find("a data race"), std::string::npos) << racing;
+  EXPECT_EQ(run(false, true).find("mpi_error"), std::string::npos) << run(false, true);
+  // Without the groups (an older trace) the pairing is not known: the program's accesses are not judged.
+  EXPECT_EQ(run(true, false).find("mpi_error"), std::string::npos) << run(true, false);
+}
+
 TEST(MpiUsageRules, TheBufferOfANonblockingCallIsInUseUntilItsWait) {
   // MPI 4.1 sec. 3.7.2: a receive buffer is not accessed, a send buffer not modified, until the request completes.
   const std::string irecv = R"("comm":"0x10","count":1,"dtype":"MPI_INT","peer":0,"tag":0,"buf":"0x5000","bytes":4)";
@@ -250,7 +276,6 @@ TEST(MpiUsageRules, TheBufferOfANonblockingCallIsInUseUntilItsWait) {
               if (r == 1) p.access(true, "0x5004", 4);
             }).find("mpi_error"),
             std::string::npos);
-  // An MPI call's own buffer counts as well, without the program's accesses: a send of the receive buffer.
   const std::string sent = run([](int r, Process& p) {
     if (r == 1)
       p.call("MPI_Send", R"("comm":"0x10","count":1,"dtype":"MPI_INT","peer":-2,"tag":0,"buf":"0x5000","bytes":4)");
@@ -260,9 +285,8 @@ TEST(MpiUsageRules, TheBufferOfANonblockingCallIsInUseUntilItsWait) {
     if (r == 1)
       p.call("MPI_Send", R"("comm":"0x10","count":1,"dtype":"MPI_INT","peer":1,"tag":5,"buf":"0x5000","bytes":4)");
   });
-  EXPECT_NE(self.find("MPI_Send reading its buffer while MPI_Irecv writing its receive buffer is not yet completed"),
-            std::string::npos)
-      << self;
+  // Another point-to-point call on those bytes is not judged (MPICH's tests post receives into one buffer).
+  EXPECT_EQ(self.find("is not yet completed"), std::string::npos) << self;
 }
 
 TEST(MpiImport, AnAccessLineOfAnotherShapeIsAnErrorWithItsLine) {

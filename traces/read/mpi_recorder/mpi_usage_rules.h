@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -52,6 +53,15 @@ class MpiUsageRules {
     bool world_comm = false;  // made on MPI_COMM_WORLD: targets are world ranks (races are checked)
     bool freed = false;
     std::vector<size_t> pending;  // this rank's RMA calls (indices into accesses_) not yet completed
+    // Start/complete and post/wait epochs (MPI 4.1 sec. 12.5.2), with their groups as world ranks (empty: the
+    // trace did not say): a transfer of the n-th start epoch that holds its target pairs with the target's n-th
+    // post epoch that holds the origin, and is complete at that epoch's wait.
+    std::vector<std::set<int64_t>> starts;
+    struct Exposure {
+      std::set<int64_t> group;
+      size_t post_order = 0, wait_order = SIZE_MAX;  // Access::order of the post and of the wait (SIZE_MAX: none)
+    };
+    std::vector<Exposure> exposures;
   };
   struct Access {                 // bytes an MPI call reads or writes, for the race rules
     size_t p = 0, index = 0;      // the call
@@ -70,7 +80,7 @@ class MpiUsageRules {
     size_t order = 0;                // where in the rank's run: 2 x its call index; a program access, 2 x index - 1
     bool program = false;            // a load or store of the program itself (program_access)
     bool pscw = false;               // an RMA transfer in a start/complete epoch (MPI_Win_start)
-    bool atomic = false;             // an atomic RMA call's (MPI_Fetch_and_op, MPI_Compare_and_swap, ...)
+    int pscw_nth = -1;               // pscw: which of the origin's start epochs holding the target (0: the first)
     bool nonblocking = false;        // the buffer of a nonblocking send or receive, in use until its request completes
     std::string what;                // "MPI_Put to rank 1"
   };
@@ -102,7 +112,11 @@ class MpiUsageRules {
   void local_access(size_t p, size_t i, const RecorderLine* in, const char* addr, const char* bytes, bool write,
                     const std::string& what);
   void find_races();
-  static bool in_epoch(const ProcessRules& pr);  // the rank holds an access or exposure epoch on a window
+  static bool in_epoch(const ProcessRules& pr);
+  // A pscw transfer `remote` and an access `local` of its target: whether the target's matching post epoch is
+  // known, and then whether `local` came inside it (after the post, before the wait that completes the transfer).
+  std::optional<bool> inside_exposure(
+      const Access& remote, const Access& local) const;  // the rank holds an access or exposure epoch on a window
   void threads_in_collectives(size_t p, size_t i, const RecordedCall& rc, const MpiCallInfo& info);
 
   std::map<size_t, ProcessRules> processes_;

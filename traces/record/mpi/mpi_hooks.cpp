@@ -230,12 +230,22 @@ int MPI_Accumulate(const void* origin, int origin_count, MPI_Datatype origin_typ
 // ---- generalized active target synchronisation (post, start, complete, wait) ---------------------------
 int MPI_Win_post(MPI_Group group, int assertion, MPI_Win win) {
   return recorded(
-      "MPI_Win_post", [&](JsonLine& l) { handle(l, "win", win).i64("assert", assertion); },
+      "MPI_Win_post",
+      [&](JsonLine& l) {
+        handle(l, "win", win).i64("assert", assertion);
+        // The group as world ranks: the reader pairs each start epoch with its target's post epoch (issue 32).
+        if (group != MPI_GROUP_NULL) world_ranks(l, "group", group);
+      },
       [&] { return PMPI_Win_post(group, assertion, win); }, no_out);
 }
 int MPI_Win_start(MPI_Group group, int assertion, MPI_Win win) {
   return recorded(
-      "MPI_Win_start", [&](JsonLine& l) { handle(l, "win", win).i64("assert", assertion); },
+      "MPI_Win_start",
+      [&](JsonLine& l) {
+        handle(l, "win", win).i64("assert", assertion);
+        // The group as world ranks: the reader pairs each start epoch with its target's post epoch (issue 32).
+        if (group != MPI_GROUP_NULL) world_ranks(l, "group", group);
+      },
       [&] { return PMPI_Win_start(group, assertion, win); }, no_out);
 }
 int MPI_Win_complete(MPI_Win win) {
