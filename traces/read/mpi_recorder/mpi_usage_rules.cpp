@@ -36,6 +36,20 @@ std::vector<std::string> list(const RecorderLine* l, const char* key) {
   return out;
 }
 
+// The basic type an accumulate works on, element by element (MPI 4.1 sec. 12.7.1): the target type's name, or the
+// one type of its flattened signature ("MPI_INT*4"); its size where MPI fixes it, else 0.
+MpiUsageRulesUnit accumulate_unit(const RecorderLine* in) {
+  std::string name = text(in, "target_dtype");
+  const std::string sig = text(in, "target_dtype_sig");
+  if (!sig.empty() && sig.find(',') == std::string::npos) name = sig.substr(0, sig.find('*'));
+  static const std::map<std::string, int64_t> sizes = {
+      {"MPI_CHAR", 1},  {"MPI_SIGNED_CHAR", 1}, {"MPI_UNSIGNED_CHAR", 1}, {"MPI_BYTE", 1},       {"MPI_SHORT", 2},
+      {"MPI_INT", 4},   {"MPI_UNSIGNED", 4},    {"MPI_FLOAT", 4},         {"MPI_INT32_T", 4},    {"MPI_LONG", 8},
+      {"MPI_DOUBLE", 8}, {"MPI_LONG_LONG", 8},  {"MPI_INT64_T", 8},       {"MPI_UNSIGNED_LONG", 8}};
+  auto it = sizes.find(name);
+  return MpiUsageRulesUnit{name, it == sizes.end() ? 0 : it->second};
+}
+
 // A list of world ranks ("0,2,3") as a set; empty when absent.
 std::set<int64_t> world_rank_set(const RecorderLine* l, const char* key) {
   std::set<int64_t> out;
@@ -216,8 +230,10 @@ void MpiUsageRules::observe(size_t p, size_t i, const RecordedCall& rc, const Mp
     if (auto v = parse_hex_field(handle)) {
       pr.requests.erase(*v);
       if (auto b = pr.request_buffers.find(*v); b != pr.request_buffers.end()) {
-        accesses_[b->second].done = i;
-        accesses_[b->second].sync_to = pr.syncs;
+        if (accesses_[b->second].done == SIZE_MAX) {
+          accesses_[b->second].done = i;
+          accesses_[b->second].sync_to = pr.syncs;
+        }
         pr.request_buffers.erase(b);
       }
     }
@@ -260,7 +276,7 @@ void MpiUsageRules::observe(size_t p, size_t i, const RecordedCall& rc, const Mp
     const int64_t target = number(in, "target", -1);
     switch (family) {
       case MpiFamily::Rma:
-        rma_call(p, i, in, ctx, e);
+        rma_call(p, i, in, ret, ctx, e);
         break;
       case MpiFamily::WinFence:
         complete_pending(e, i, pr, -1);
@@ -385,7 +401,8 @@ void MpiUsageRules::close_window(size_t p, size_t i, const std::string& window, 
               " RMA call(s) after its last MPI_Win_fence and no fence to complete them (MPI 4.1 sec. 12.5.1)");
 }
 
-void MpiUsageRules::rma_call(size_t p, size_t i, const RecorderLine* in, const MpiCallContext& ctx, Epochs& e) {
+void MpiUsageRules::rma_call(size_t p, size_t i, const RecorderLine* in, const RecorderLine* ret,
+                             const MpiCallContext& ctx, Epochs& e) {
   ProcessRules& pr = processes_[p];
   const std::string name(ctx.info->name);
   const int64_t target = number(in, "target", -1);
@@ -408,11 +425,12 @@ void MpiUsageRules::rma_call(size_t p, size_t i, const RecorderLine* in, const M
   // the fence epoch's, for the closing rule.
   if (e.fence_open && !passive) ++e.fence_only_ops;
   // Request-based transfers (MPI_Rput, MPI_Rget, ...) complete locally at their wait and remotely at a flush
-  // or the epoch's end (MPI 4.1 sec. 12.3.5); the race rules do not follow request completion, so they take
-  // part in the epoch rules only (they were not recorded at all before issue 32).
-  if (ctx.info->has(kRequest)) return;
+  // or the epoch's end (MPI 4.1 sec. 12.3.5): the origin side is in flight until whichever comes first.
+  const uint64_t request = ctx.info->has(kRequest) && ret != nullptr ? address(ret, "req") : 0;
   const bool exclusive = !e.lock_all && e.locks.count(target) > 0 && e.locks[target];
-  const bool get = ctx.info->has(kGet) && !ctx.info->has(kAtomic);
+  const bool atomic = ctx.info->has(kAtomic);
+  const bool no_op = text(in, "op") == "no_op";  // MPI_NO_OP: a get-accumulate that only reads (sec. 12.3.4)
+  const bool get = ctx.info->has(kGet) && (!atomic || no_op);
   Access origin;
   origin.p = p;
   origin.index = i;
@@ -438,12 +456,26 @@ void MpiUsageRules::rma_call(size_t p, size_t i, const RecorderLine* in, const M
   remote.bytes = std::max<int64_t>(0, number(in, "target_bytes", 0));
   remote.lo = remote.hi = 0;
   remote.write = !get;
-  remote.accumulate = ctx.info->has(kAtomic);
+  remote.accumulate = atomic;
+  remote.unit = accumulate_unit(in);
   remote.exclusive = exclusive;
   remote.what = what + (get ? " reading its window" : " writing its window");
   if (origin.hi > origin.lo) {
+    if (request != 0) pr.request_buffers[request] = accesses_.size();
     e.pending.push_back(accesses_.size());
     accesses_.push_back(origin);
+  }
+  // A fetching atomic call (MPI_Fetch_and_op, MPI_Compare_and_swap, MPI_Get_accumulate) writes its result
+  // buffer as a get writes its origin (with MPI_NO_OP the recorder wrote the result buffer as `buf`, above).
+  if (Access result = origin; atomic && ctx.info->has(kGet) && !no_op) {
+    result.lo = address(in, "result_buf");
+    result.hi = result.lo + static_cast<uint64_t>(std::max<int64_t>(0, number(in, "result_bytes", 0)));
+    result.write = true;
+    result.what = what + " writing its result buffer";
+    if (result.lo != 0 && result.hi > result.lo) {
+      e.pending.push_back(accesses_.size());
+      accesses_.push_back(result);
+    }
   }
   if (remote.owner >= 0 && remote.bytes > 0) {
     e.pending.push_back(accesses_.size());
@@ -460,8 +492,10 @@ void MpiUsageRules::complete_pending(Epochs& e, size_t i, const ProcessRules& pr
       still.push_back(k);
       continue;
     }
-    a.done = i;
-    a.sync_to = pr.syncs;
+    if (a.done == SIZE_MAX) {  // a request-based transfer's wait may have completed its origin side before
+      a.done = i;
+      a.sync_to = pr.syncs;
+    }
   }
   e.pending = std::move(still);
 }
@@ -482,6 +516,7 @@ void MpiUsageRules::local_access(size_t p, size_t i, const RecorderLine* in, con
   a.order = 2 * i;
   a.sync_from = a.sync_to = pr.syncs;
   a.in_epoch = in_epoch(pr);
+  self_lock(pr, a);
   a.what = what + (write ? " writing its buffer" : " reading its buffer");
   accesses_.push_back(a);
 }
@@ -508,25 +543,38 @@ void MpiUsageRules::program_access(size_t p, const RecordedAccess& ra, const std
   a.program = true;
   a.sync_from = a.sync_to = pr.syncs;
   a.in_epoch = in_epoch(pr);
+  self_lock(pr, a);
   a.what = std::string("the program's ") + (a.write ? "store to " : "load of ") + std::to_string(n) + " bytes at " +
            hex(lo) + " (" + file + ":" + std::to_string(l->line) + ")";
   accesses_.push_back(a);
 }
 
-std::optional<bool> MpiUsageRules::inside_exposure(const Access& remote, const Access& local) const {
-  if (remote.pscw_nth < 0) return std::nullopt;
+const MpiUsageRules::Epochs::Exposure* MpiUsageRules::matched_exposure(const Access& remote) const {
+  if (remote.pscw_nth < 0) return nullptr;
   for (const auto& [p, pr] : processes_) {
-    if (pr.rank != remote.owner || p != local.p) continue;
+    if (pr.rank != remote.owner) continue;
     auto w = pr.windows.find(remote.window);
-    if (w == pr.windows.end()) return std::nullopt;
+    if (w == pr.windows.end()) return nullptr;
     int nth = remote.pscw_nth;
-    for (const auto& x : w->second.exposures) {
-      if (x.group.count(remote.rank) == 0) continue;
-      if (nth-- == 0) return x.post_order < local.order && local.order < x.wait_order;
-    }
-    return std::nullopt;
+    for (const auto& x : w->second.exposures)
+      if (x.group.count(remote.rank) > 0 && nth-- == 0) return &x;
+    return nullptr;
   }
-  return std::nullopt;
+  return nullptr;
+}
+
+std::optional<bool> MpiUsageRules::inside_exposure(const Access& remote, const Access& local) const {
+  const Epochs::Exposure* x = matched_exposure(remote);
+  if (x == nullptr) return std::nullopt;
+  return x->post_order < local.order && local.order < x->wait_order;
+}
+
+void MpiUsageRules::self_lock(const ProcessRules& pr, Access& a) {
+  for (const auto& [id, e] : pr.windows)
+    if (auto l = e.locks.find(pr.rank); !e.freed && l != e.locks.end() && l->second) {
+      a.exclusive = true;
+      a.locked_window = id;
+    }
 }
 
 bool MpiUsageRules::in_epoch(const ProcessRules& pr) {
@@ -560,7 +608,12 @@ void MpiUsageRules::find_races() {
         const Access& b = accesses_[ks[y]];
         if (a.lo >= b.hi || b.lo >= a.hi) continue;
         if (!a.write && !b.write) continue;
-        if (a.accumulate && b.accumulate) continue;
+        // Accumulates are atomic with each other element by element when both use the same basic type on
+        // element-aligned bytes (MPI 4.1 sec. 12.7.1); another type, or bytes offset within an element, races.
+        if (a.accumulate && b.accumulate && a.unit.name == b.unit.name && !a.unit.name.empty() &&
+            (a.unit.bytes > 0 ? (a.lo > b.lo ? a.lo - b.lo : b.lo - a.lo) % static_cast<uint64_t>(a.unit.bytes) == 0
+                              : a.lo == b.lo))
+          continue;
         if (a.rank == b.rank) {
           // One rank: a call made while an RMA transfer on the same bytes is in flight (MPI 4.1 sec. 12.7).
           if (a.p == b.p && a.index == b.index) continue;
@@ -589,8 +642,18 @@ void MpiUsageRules::find_races() {
         const bool a_remote = !a.window.empty(), b_remote = !b.window.empty();
         if (!a_remote && !b_remote) continue;                              // each rank's own buffers: not shared
         if (a_remote && b_remote && a.exclusive && b.exclusive) continue;  // exclusive locks serialise them
+        if (a_remote && b_remote && a.pscw && b.pscw) {  // two start epochs' transfers: in one exposure epoch?
+          const Epochs::Exposure* xa = matched_exposure(a);
+          const Epochs::Exposure* xb = matched_exposure(b);
+          if (xa != nullptr && xb != nullptr && xa != xb) continue;  // the target's epochs follow each other
+        }
         const Access& local = a_remote ? b : a;
         if (!(a_remote && b_remote) && !local.rma && !local.in_epoch) continue;
+        // The owner's access under its own exclusive lock of the window and a transfer under another exclusive
+        // lock of it: the locks serialise them (MPI 4.1 sec. 12.5.3).
+        if (!(a_remote && b_remote) && local.exclusive && (a_remote ? a : b).exclusive &&
+            local.locked_window == (a_remote ? a : b).window)
+          continue;
         // A transfer of a start/complete epoch is in flight at its target from the post to the wait of the
         // target's matching exposure epoch (MPI 4.1 sec. 12.5.2), whatever the synchronisation counts say. Where
         // the trace does not say the groups, the program's own accesses are not judged against it (MPICH's

@@ -31,6 +31,12 @@ struct MpiCallContext {
   std::string window;       // the call's window ("win", or the one a creation makes): one id on every rank
 };
 
+// The basic type of an accumulate's elements and its size in bytes (0: not fixed by MPI, such as MPI_LONG_DOUBLE).
+struct MpiUsageRulesUnit {
+  std::string name;
+  int64_t bytes = 0;
+};
+
 class MpiUsageRules {
  public:
   // Call i of process p (in entry order); `ctx` as the reader resolved it. Calls of one process come in order.
@@ -72,7 +78,9 @@ class MpiUsageRules {
     uint64_t lo = 0, hi = 0;      // local bytes (the owner's addresses)
     bool write = false;
     bool accumulate = false;         // accumulates to the same bytes do not race with each other
+    MpiUsageRulesUnit unit;          // an accumulate's basic type (element-wise atomicity, MPI 4.1 sec. 12.7.1)
     bool exclusive = false;          // made under an exclusive lock of `owner`
+    std::string locked_window;       // a local access under its rank's exclusive lock of this window
     bool rma = false;                // an RMA call (its origin bytes stay in use until completed)
     bool in_epoch = false;           // a local access made while the rank held an epoch on a window
     int sync_from = 0, sync_to = 0;  // the rank's synchronisation count at issue and at completion
@@ -106,17 +114,20 @@ class MpiUsageRules {
   };
 
   void error(size_t p, size_t i, const std::string& text);
-  void rma_call(size_t p, size_t i, const RecorderLine* in, const MpiCallContext& ctx, Epochs& e);
+  void rma_call(size_t p, size_t i, const RecorderLine* in, const RecorderLine* ret, const MpiCallContext& ctx,
+                Epochs& e);
   void complete_pending(Epochs& e, size_t i, const ProcessRules& pr, int64_t target);
   void close_window(size_t p, size_t i, const std::string& window, Epochs& e, const char* why);
   void local_access(size_t p, size_t i, const RecorderLine* in, const char* addr, const char* bytes, bool write,
                     const std::string& what);
   void find_races();
-  static bool in_epoch(const ProcessRules& pr);
+  static bool in_epoch(const ProcessRules& pr);  // the rank holds an access or exposure epoch on a window
   // A pscw transfer `remote` and an access `local` of its target: whether the target's matching post epoch is
   // known, and then whether `local` came inside it (after the post, before the wait that completes the transfer).
-  std::optional<bool> inside_exposure(
-      const Access& remote, const Access& local) const;  // the rank holds an access or exposure epoch on a window
+  std::optional<bool> inside_exposure(const Access& remote, const Access& local) const;
+  const Epochs::Exposure* matched_exposure(const Access& remote) const;  // null: not known
+  // A local access made while the rank holds an exclusive lock of its own window: `exclusive`, that window.
+  static void self_lock(const ProcessRules& pr, Access& a);
   void threads_in_collectives(size_t p, size_t i, const RecordedCall& rc, const MpiCallInfo& info);
 
   std::map<size_t, ProcessRules> processes_;

@@ -242,7 +242,8 @@ inline JsonLine& op(JsonLine& line, MPI_Op o) {
   const std::pair<MPI_Op, const char*> names[] = {{MPI_SUM, "sum"},       {MPI_PROD, "prod"},   {MPI_MAX, "max"},
                                                   {MPI_MIN, "min"},       {MPI_LAND, "land"},   {MPI_LOR, "lor"},
                                                   {MPI_BAND, "band"},     {MPI_BOR, "bor"},     {MPI_MAXLOC, "maxloc"},
-                                                  {MPI_MINLOC, "minloc"}, {MPI_OP_NULL, "null"}};
+                                                  {MPI_MINLOC, "minloc"}, {MPI_OP_NULL, "null"},
+                                                  {MPI_NO_OP, "no_op"},   {MPI_REPLACE, "replace"}};
   for (const auto& [known, name] : names)
     if (o == known) return line.str("op", name);
   return line.str("op", "user");
@@ -449,6 +450,13 @@ inline int some_of_requests(const char* name, int incount, MPI_Request reqs[], i
         for (int i = 0; i < n && indices != nullptr; ++i) list.add_int(indices[i]);
         l.str("indices", list.text());
       });
+}
+
+// The result buffer of a fetching RMA call (MPI_Get_accumulate, MPI_Fetch_and_op, ...): written by the call,
+// watched until it completes.
+inline void result_memory(JsonLine& l, const void* result, int count, MPI_Datatype type) {
+  memory(l, "result_buf", "result_bytes", result, count, type);
+  watch_memory(result, span_bytes(count, type));
 }
 
 // One-sided transfers: the origin buffer (read by a put, written by a get) and the target's bytes as a

@@ -294,7 +294,7 @@ int MPI_Rget_accumulate(const void* origin, int origin_count, MPI_Datatype origi
         const bool no_op = o == MPI_NO_OP;  // the origin arguments are ignored (MPI 4.1 sec. 12.3.4)
         rma_args(l, win, no_op ? result : origin, no_op ? result_count : origin_count,
                  no_op ? result_type : origin_type, target, target_disp, target_count, target_type);
-        memory(l, "result_buf", "result_bytes", result, result_count, result_type);
+        result_memory(l, result, result_count, result_type);
         op(l, o);
       },
       [&] {
@@ -314,7 +314,7 @@ int MPI_Get_accumulate(const void* origin, int origin_count, MPI_Datatype origin
         const bool no_op = o == MPI_NO_OP;
         rma_args(l, win, no_op ? result : origin, no_op ? result_count : origin_count,
                  no_op ? result_type : origin_type, target, target_disp, target_count, target_type);
-        memory(l, "result_buf", "result_bytes", result, result_count, result_type);
+        result_memory(l, result, result_count, result_type);
         op(l, o);
       },
       [&] {
@@ -329,7 +329,7 @@ int MPI_Fetch_and_op(const void* origin, void* result, MPI_Datatype type, int ta
       "MPI_Fetch_and_op",
       [&](JsonLine& l) {
         rma_args(l, win, origin, 1, type, target, target_disp, 1, type);
-        memory(l, "result_buf", "result_bytes", result, 1, type);
+        result_memory(l, result, 1, type);
         op(l, o);
       },
       [&] { return PMPI_Fetch_and_op(origin, result, type, target, target_disp, o, win); }, no_out);
@@ -340,7 +340,7 @@ int MPI_Compare_and_swap(const void* origin, const void* compare, void* result, 
       "MPI_Compare_and_swap",
       [&](JsonLine& l) {
         rma_args(l, win, origin, 1, type, target, target_disp, 1, type);
-        memory(l, "result_buf", "result_bytes", result, 1, type);
+        result_memory(l, result, 1, type);
       },
       [&] { return PMPI_Compare_and_swap(origin, compare, result, type, target, target_disp, win); }, no_out);
 }
