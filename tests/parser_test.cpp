@@ -162,7 +162,8 @@ TEST(ParserTopLevel, SetStreamProgress) {
 }
 
 TEST(ParserTopLevel, SetMpiProgress) {
-  EXPECT_EQ(parse("ranks 1\n").knobs.mpi_progress, model::MpiProgress::Sync);  // the default
+  EXPECT_EQ(parse("ranks 1\n").knobs.mpi_progress, model::MpiProgress::Portable);  // the default (issue 32)
+  EXPECT_EQ(parse("ranks 1\nset mpi_progress = portable\n").knobs.mpi_progress, model::MpiProgress::Portable);
   EXPECT_EQ(parse("ranks 1\nset mpi_progress = sync\n").knobs.mpi_progress, model::MpiProgress::Sync);
   EXPECT_EQ(parse("ranks 1\nset mpi_progress = strong\n").knobs.mpi_progress, model::MpiProgress::Strong);
   EXPECT_EQ(parse("ranks 1\nset mpi_progress = weak\n").knobs.mpi_progress, model::MpiProgress::Weak);
@@ -824,7 +825,8 @@ TEST(ParserErrors, UnknownKnobValue) {
   EXPECT_FAILS_AT(parse_failure("ranks 2\nset comm_mode = lazy\n"), 2, 17, "expected blocking or nonblocking");
   EXPECT_FAILS_AT(parse_failure("ranks 2\nset runtime_connect = yes\n"), 2, 23, "expected on or off");
   EXPECT_FAILS_AT(parse_failure("ranks 2\nset stream_progress = fast\n"), 2, 23, "expected independent or serialized");
-  EXPECT_FAILS_AT(parse_failure("ranks 2\nset mpi_progress = async\n"), 2, 20, "expected sync, strong or weak");
+  EXPECT_FAILS_AT(parse_failure("ranks 2\nset mpi_progress = async\n"), 2, 20,
+                  "expected sync, strong, weak or portable");
   EXPECT_FAILS_AT(parse_failure("ranks 2\nset profile = 1\n"), 2, 15, "expected a knob value");
   EXPECT_FAILS_AT(parse_failure("ranks 2\nset profile mpi\n"), 2, 13, "expected '='");
 }

@@ -464,13 +464,18 @@ TEST(ResolveUsage, CorrectScenarioHasNoProblems) {
 TEST(ResolveNotes, MpiBroadcast) {
   World w = world_from("ranks 2\nset profile = mpi\ncomm A = [0, 1]\nrank * {\n  broadcast A x root=0\n}\n");
   ASSERT_EQ(w.notes.size(), 1u);
-  EXPECT_TRUE(has(w.notes[0], "mpi: broadcast and reduce are assumed to synchronize every member")) << w.notes[0];
+  EXPECT_TRUE(has(w.notes[0], "mpi: broadcast and reduce are checked under every progress model MPI allows"))
+      << w.notes[0];
+  const World sync = world_from(
+      "ranks 2\nset profile = mpi\nset mpi_progress = sync\ncomm A = [0, 1]\nrank * {\n  broadcast A x root=0\n}\n");
+  ASSERT_EQ(sync.notes.size(), 1u);
+  EXPECT_TRUE(has(sync.notes[0], "broadcast and reduce are assumed to synchronize every member")) << sync.notes[0];
 }
 
 TEST(ResolveNotes, MpiReduce) {
   World w = world_from("ranks 2\nset profile = mpi\ncomm A = [0, 1]\nrank * {\n  reduce A x root=1\n  reduce A x\n}\n");
   ASSERT_EQ(w.notes.size(), 1u);  // one note, however many calls
-  EXPECT_TRUE(has(w.notes[0], "eager protocol")) << w.notes[0];
+  EXPECT_TRUE(has(w.notes[0], "a hang any of them reaches is reported, naming it")) << w.notes[0];
 }
 
 TEST(ResolveNotes, NoneOtherwise) {

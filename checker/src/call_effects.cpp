@@ -352,7 +352,7 @@ class Issuer {
   // reduce's other ranks) leave it at once, without the host slot's wait join_slot gave them; with
   // weak progress the others also wait until each early rank entered MPI again.
   void leave_rooted_collective(const Call& c) {
-    const auto progress = w_.knobs.mpi_progress;
+    const auto progress = sem_.mpi_progress_;
     if (progress == model::MpiProgress::Sync || (c.kind != OpKind::Broadcast && c.kind != OpKind::Reduce)) return;
     const auto& comm = w_.comms[static_cast<size_t>(c.comm)];
     if (comm.mode != model::CommMode::Blocking) return;  // join_slot gave no wait to take away

@@ -51,8 +51,30 @@ bool launch_order_mixed(const model::World& world) {
 }
 }  // namespace
 
+bool has_progress_dependent_calls(const model::World& world) {
+  return std::any_of(world.calls.begin(), world.calls.end(), [&](const model::Call& c) {
+    return (c.kind == model::OpKind::Broadcast || c.kind == model::OpKind::Reduce) && c.comm >= 0 &&
+           world.profile_of(c) == Profile::Mpi &&
+           world.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Blocking;
+  });
+}
+
+std::vector<model::MpiProgress> progress_models(const model::World& world) {
+  using model::MpiProgress;
+  if (world.knobs.mpi_progress != MpiProgress::Portable) return {world.knobs.mpi_progress};
+  if (!has_progress_dependent_calls(world)) return {MpiProgress::Sync};
+  return {MpiProgress::Sync, MpiProgress::Strong, MpiProgress::Weak};
+}
+
 Semantics::Semantics(const model::World& world)
-    : launch_order_mixed_(launch_order_mixed(world)), world_(world), control_(compile_control(world)) {
+    : Semantics(world, world.knobs.mpi_progress == model::MpiProgress::Portable ? model::MpiProgress::Sync
+                                                                                : world.knobs.mpi_progress) {}
+
+Semantics::Semantics(const model::World& world, model::MpiProgress progress)
+    : launch_order_mixed_(launch_order_mixed(world)),
+      world_(world),
+      mpi_progress_(progress == model::MpiProgress::Portable ? model::MpiProgress::Sync : progress),
+      control_(compile_control(world)) {
   // Comms are visited in id order, so every rank's list is sorted (local_index searches it).
   member_comms_.resize(static_cast<size_t>(world.ranks));
   for (const auto& c : world.comms)

@@ -102,8 +102,10 @@ std::string_view mpi_progress_name(MpiProgress p) {
       return "strong";
     case MpiProgress::Weak:
       return "weak";
+    case MpiProgress::Portable:
+      return "portable";
   }
-  return "sync";
+  return "portable";
 }
 
 }  // namespace collmc::model

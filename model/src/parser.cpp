@@ -337,8 +337,10 @@ class Parser {
         sc_.knobs.mpi_progress = MpiProgress::Strong;
       else if (val == "weak")
         sc_.knobs.mpi_progress = MpiProgress::Weak;
+      else if (val == "portable")
+        sc_.knobs.mpi_progress = MpiProgress::Portable;
       else
-        bad("sync, strong or weak");
+        bad("sync, strong, weak or portable");
     } else {
       fail_msg(key_tok, "unknown knob '" + key +
                             "': expected profile, comm_mode, runtime_connect, stream_progress, mpi_progress, "

@@ -160,11 +160,17 @@ class Resolver {
         return takes_root(c.kind) && w_.profile_of(c) == Profile::Mpi;
       });
       if (rooted) switch (sc_.knobs.mpi_progress) {
+          case MpiProgress::Portable:
+            w_.notes.push_back(
+                "mpi: broadcast and reduce are checked under every progress model MPI allows (mpi_progress = "
+                "sync, strong and weak: MPI 4.1 sec. 2.9, 6.14); a hang any of them reaches is reported, naming "
+                "it; set mpi_progress = NAME to check one library's behaviour only");
+            break;
           case MpiProgress::Sync:
             w_.notes.push_back(
-                "mpi: broadcast and reduce are assumed to synchronize every member; a real MPI may let "
-                "some ranks leave early (eager protocol for small messages): set mpi_progress = strong or weak "
-                "to check that");
+                "mpi_progress = sync: broadcast and reduce are assumed to synchronize every member; a real MPI "
+                "may let some ranks leave early (eager protocol for small messages): set mpi_progress = strong "
+                "or weak to check that");
             break;
           case MpiProgress::Strong:
             w_.notes.push_back(

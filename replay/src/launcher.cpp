@@ -165,6 +165,12 @@ ReplayReport run_replay(const ReplayPlan& plan, const ReplayOptions& options, Ba
   report.scenario = plan.scenario;
   report.predicted = plan.verdict;
   report.model_notes = w.notes;
+  if (plan.progress_matters)
+    report.model_notes.push_back(
+        "the prediction is under mpi_progress = " + std::string(model::mpi_progress_name(plan.mpi_progress)) +
+        (w.knobs.mpi_progress == model::MpiProgress::Portable
+             ? " (the default explores sync, strong and weak in that order and stops at the first violation)"
+             : " (set by the scenario)"));
   report.launcher = launcher_name(options.launcher);
   if (options.free_running)
     report.notes.push_back("free running: the schedule's order was not enforced (an experiment, not a replay)");

@@ -75,6 +75,8 @@ ReplayPlan build(const Semantics& sem, const std::vector<Step>& schedule, model:
   plan.scenario = world.source ? world.source->path : "";
   plan.verdict = verdict;
   plan.violation = violation;
+  plan.mpi_progress = sem.mpi_progress();
+  plan.progress_matters = checker::has_progress_dependent_calls(world);
   plan.ranks.resize(static_cast<size_t>(world.ranks));
   for (int r = 0; r < world.ranks; ++r)
     for (const auto& t : world.programs[static_cast<size_t>(r)].threads)
@@ -144,7 +146,7 @@ std::vector<Step> first_run(const Semantics& sem) {
 }  // namespace
 
 ReplayPlan plan_from_result(const model::World& world, const checker::CheckResult& result) {
-  const Semantics sem(world);
+  const Semantics sem(world, result.mpi_progress);  // the schedule is one of that model's
   std::vector<Step> steps;
   for (const auto& s : result.schedule) steps.push_back(s.step);
   if (result.verdict == model::Verdict::Safe) steps = first_run(sem);
@@ -195,7 +197,16 @@ ReplayPlan plan_from_json(const std::string& path, model::World& world) {
     if (st.kind == StepKind::Issue) st.call = js.at("calls").at(0).get<int>();
     steps.push_back(st);
   }
-  const Semantics sem(world);
+  // The model the result's schedule is under (RESULT_FORMAT.md, `mpi_progress`); a result without the
+  // field, or a safe one, is replayed under the scenario's setting.
+  model::MpiProgress progress = world.knobs.mpi_progress;
+  if (j.contains("mpi_progress") && j["mpi_progress"].is_object() && j["mpi_progress"].contains("verdict_under") &&
+      j["mpi_progress"]["verdict_under"].is_string()) {
+    const std::string under = j["mpi_progress"]["verdict_under"].get<std::string>();
+    for (const auto m : {model::MpiProgress::Sync, model::MpiProgress::Strong, model::MpiProgress::Weak})
+      if (model::mpi_progress_name(m) == under) progress = m;
+  }
+  const Semantics sem(world, progress);
   if (*verdict == model::Verdict::Safe) steps = first_run(sem);
   std::string message = j.at("violation").is_object() ? j["violation"].value("message", "") : "";
   return build(sem, steps, *verdict, message);

@@ -37,7 +37,9 @@ std::string plan_to_json(const ReplayPlan& plan) {
             {"violation", plan.violation},
             {"turns", plan.turns},
             {"ranks", ranks},
-            {"expected_position", plan.expected_position}};
+            {"expected_position", plan.expected_position},
+            {"mpi_progress", model::mpi_progress_name(plan.mpi_progress)},
+            {"progress_matters", plan.progress_matters}};
   return j.dump();
 }
 
@@ -89,6 +91,10 @@ ReplayPlan plan_from_text(const std::string& text, const std::string& path, mode
       plan.ranks.push_back(std::move(threads));
     }
     plan.expected_position = j.at("expected_position").get<std::vector<std::vector<int>>>();
+    const std::string progress = j.value("mpi_progress", std::string("sync"));
+    for (const auto m : {model::MpiProgress::Sync, model::MpiProgress::Strong, model::MpiProgress::Weak})
+      if (model::mpi_progress_name(m) == progress) plan.mpi_progress = m;
+    plan.progress_matters = j.value("progress_matters", false);
     if (plan.ranks.size() != static_cast<size_t>(world.ranks))
       throw std::runtime_error(path + ": the plan has " + std::to_string(plan.ranks.size()) + " ranks, the scenario " +
                                std::to_string(world.ranks));

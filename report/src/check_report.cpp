@@ -285,6 +285,28 @@ void schedule_section(std::ostringstream& out, const CheckResult& r, bool verbos
 
 }  // namespace
 
+std::string progress_line(const CheckResult& r) {
+  if (!r.progress_matters) return "";
+  const model::World& w = *r.world;
+  if (w.knobs.mpi_progress != model::MpiProgress::Portable)
+    return std::string(model::mpi_progress_name(w.knobs.mpi_progress)) +
+           " (set by the scenario; the only model checked)";
+  std::string out = "portable (the default):";
+  for (size_t i = 0; i < r.progress_runs.size(); ++i)
+    out += std::string(i ? ", " : " ") + std::string(model::mpi_progress_name(r.progress_runs[i].progress)) + " " +
+           std::string(model::verdict_name(r.progress_runs[i].verdict));
+  const std::string verdict(model::verdict_name(r.verdict));
+  const std::string name(model::mpi_progress_name(r.mpi_progress));
+  if (r.verdict == model::Verdict::Safe)
+    out += "; safe under every model MPI allows";
+  else if (r.verdict == model::Verdict::Inconclusive)
+    out += "; not proven under " + name;
+  else
+    out += "; the " + verdict + " needs mpi_progress = " + name + " (`set mpi_progress = " + name +
+           "` checks that model alone)";
+  return out;
+}
+
 // The order is the reader's: the verdict, what went wrong (the violation, or the wait-for cycle: the
 // one thing a deadlock report must say), where each rank stands, then the schedule that got there,
 // which can run to hundreds of steps at scale, and the statistics.
@@ -311,6 +333,7 @@ std::string text_report(const CheckResult& r, bool verbose) {
     out << "expected: " << model::verdict_name(*w.expect) << judgement << "\n";
   }
   for (const auto& note : w.notes) out << "note: " << note << "\n";
+  if (const std::string progress = progress_line(r); !progress.empty()) out << "mpi_progress: " << progress << "\n";
   if (r.verdict == model::Verdict::Inconclusive) {
     out << "the search stopped at a limit: " << r.limit << "; nothing is proven\n";
     // Breadth-first keeps every state it has seen: past a few dozen ranks with open orders it runs out
@@ -355,7 +378,8 @@ std::string json_report(const CheckResult& r) {
         {"comm_mode", model::comm_mode_name(w.knobs.comm_mode)},
         {"runtime_connect", w.knobs.runtime_connect ? "on" : "off"},
         {"stream_progress",
-         w.knobs.stream_progress == model::StreamProgress::Serialized ? "serialized" : "independent"}}},
+         w.knobs.stream_progress == model::StreamProgress::Serialized ? "serialized" : "independent"},
+        {"mpi_progress", model::mpi_progress_name(w.knobs.mpi_progress)}}},
   };
   j["expect"] = w.expect ? json(model::verdict_name(*w.expect)) : json(nullptr);
   j["verdict"] = model::verdict_name(r.verdict);
@@ -365,6 +389,18 @@ std::string json_report(const CheckResult& r) {
           ? json({{"outcome", model::observed_outcome_name(w.observed->outcome)}, {"source", w.observed->source}})
           : json(nullptr);
   j["limit"] = r.limit.empty() ? json(nullptr) : json(r.limit);
+  if (r.progress_matters) {
+    json runs = json::object();
+    for (const auto& run : r.progress_runs)
+      runs[model::mpi_progress_name(run.progress)] = model::verdict_name(run.verdict);
+    j["mpi_progress"] = {
+        {"setting", model::mpi_progress_name(w.knobs.mpi_progress)},
+        {"checked", runs},
+        {"verdict_under",
+         r.verdict == model::Verdict::Safe ? json(nullptr) : json(model::mpi_progress_name(r.mpi_progress))}};
+  } else {
+    j["mpi_progress"] = nullptr;
+  }
   j["notes"] = w.notes;
   j["violation"] = nullptr;
   if (r.violation) {

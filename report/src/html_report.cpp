@@ -2,6 +2,8 @@
 // fetched). The time line is a CSS grid per rank lane; every lane uses the same fixed column widths,
 // so the lanes line up and a device completion is drawn as one connector made of a piece per lane.
 #include "collmc/report/html_report.h"
+
+#include "collmc/report/check_report.h"
 #include "markup.h"
 
 #include "folding.h"
@@ -437,6 +439,8 @@ class Html {
          << ", comm_mode " << esc(model::comm_mode_name(w_.knobs.comm_mode)) << ", runtime_connect "
          << (w_.knobs.runtime_connect ? "on" : "off") << ", stream_progress "
          << (w_.knobs.stream_progress == model::StreamProgress::Serialized ? "serialized" : "independent") << "</p>\n";
+    if (const std::string progress = progress_line(r_); !progress.empty())
+      out_ << "<p class=\"mpi-progress\">mpi_progress: " << esc(progress) << "</p>\n";
     if (w_.expect) {
       const bool agrees = r_.agrees_with_expect();
       out_ << "<p class=\"expect " << (agrees ? "agrees" : "disagrees") << "\">expected: <code>"

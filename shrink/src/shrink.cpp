@@ -56,6 +56,13 @@ class Shrinker {
     ShrinkResult result;
     stats_.before = size_of(input_);
     best_ = oracle_.check(input_, "<shrink input>");
+    if (best_.result.verdict != Verdict::Safe && best_.result.verdict != Verdict::Inconclusive &&
+        input_.knobs.mpi_progress == model::MpiProgress::Portable && best_.result.progress_matters) {
+      // A hang found under one progress model shrinks under that model, which the output then sets: under
+      // the default a smaller candidate could keep the verdict only by hanging under another model.
+      input_.knobs.mpi_progress = best_.result.mpi_progress;
+      best_ = oracle_.check(input_, "<shrink input>");
+    }
     result.verdict = best_.result.verdict;
     if (result.verdict == Verdict::Safe || result.verdict == Verdict::Inconclusive) {
       result.outcome = result.verdict == Verdict::Safe ? Outcome::Safe : Outcome::Inconclusive;
@@ -256,7 +263,7 @@ class Shrinker {
     if (found) fixpoint();
   }
 
-  const World& input_;
+  World input_;  // a copy: a hang found under one progress model pins it (run)
   ShrinkOptions options_;
   ShrinkStats stats_;
   Oracle oracle_;

@@ -86,7 +86,7 @@ LiveDiagnosis diagnose_calls_so_far(const traces::Trace& trace, const LiveOption
     out.ranks = {result.violation->rank};
     out.headline = "mismatch: " + result.violation->message;
   } else if (result.verdict == model::Verdict::Deadlock) {
-    checker::Semantics semantics(world);
+    checker::Semantics semantics(world, result.mpi_progress);  // the schedule is one of that model's
     checker::State state = semantics.initial();
     for (const auto& step : result.schedule) semantics.apply(state, step.step);
     const checker::CertainHang hang = checker::certain_hang(semantics, state, may);

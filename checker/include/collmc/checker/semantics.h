@@ -50,9 +50,23 @@ struct WaitDependency {
 // named is itself stuck, so every stuck thread keeps an edge to a stuck thread or an ended rank.
 inline constexpr size_t kMaxListedWaitTargets = 16;
 
+// Whether the world has a rooted MPI collective on a blocking mpi comm (`broadcast`, `reduce`): the only
+// calls whose effect depends on mpi_progress (Issuer::leave_rooted_collective), so without one the three
+// progress models give the same transitions.
+bool has_progress_dependent_calls(const model::World& world);
+
+// The progress models a check of `world` explores, in order (SEMANTICS_NOTES.md, "MPI progress"): the
+// scenario's `mpi_progress` when it names one; for the default (`portable`) sync, strong and weak when
+// the world has a call whose effect depends on it, else sync alone (the same transitions).
+std::vector<model::MpiProgress> progress_models(const model::World& world);
+
 class Semantics final : public NextState, public IndependenceInfo {
  public:
+  // The transitions under the scenario's mpi_progress; `portable` (the default) is read as sync here:
+  // check() explores every model it stands for, each with a Semantics of its own.
   explicit Semantics(const model::World& world);
+  // The transitions under `progress` (sync, strong or weak), whatever the scenario sets.
+  Semantics(const model::World& world, model::MpiProgress progress);
 
   State initial() const override;
   void enabled(const State& s, std::vector<Step>& out, int first_rank = 0) const override;
@@ -75,6 +89,8 @@ class Semantics final : public NextState, public IndependenceInfo {
 
   const model::World& world() const { return world_; }
   const ControlProgram& control() const { return control_; }
+  // The progress model these transitions follow (never `portable`).
+  model::MpiProgress mpi_progress() const { return mpi_progress_; }
 
   // One line saying what a step does, in the scenario's words.
   std::string describe_step(const Step& step) const;
@@ -195,6 +211,7 @@ class Semantics final : public NextState, public IndependenceInfo {
                                  const model::Call& c) const;  // "`register A wa` (file:line)"
 
   const model::World& world_;
+  model::MpiProgress mpi_progress_ = model::MpiProgress::Sync;
   ControlProgram control_;
   std::vector<std::vector<int>> member_comms_;  // [rank] -> comm ids
   ControlLookahead reads_device_ahead_;         // a call that reads device work is still reachable

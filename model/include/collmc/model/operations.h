@@ -49,7 +49,9 @@ enum class StreamProgress : uint8_t { Independent, Serialized };
 // - Weak: the early ranks leave at once; the others complete only once each early rank has entered
 //   MPI again (any MPI call, or its end): a rank blocked outside MPI (an NCCL host-blocking call, a
 //   host store wait) moves no MPI messages. SEMANTICS_NOTES.md, "MPI progress".
-enum class MpiProgress : uint8_t { Sync, Strong, Weak };
+// - Portable (the default, issue 32): the check explores Sync, Strong and Weak and reports a hang that
+//   any of them reaches, naming it (checker::progress_models). Never a model the semantics runs under.
+enum class MpiProgress : uint8_t { Sync, Strong, Weak, Portable };
 // GinOnly (NCCL 2.32+, NCCL_WIN_GIN_ONLY): a window registered for GIN only; no symmetric kernel, no CE RMA.
 enum class RegFlag : uint8_t { Symmetric, Default, GinOnly };
 
@@ -120,7 +122,7 @@ struct Knobs {
   CommMode comm_mode = CommMode::Blocking;
   bool runtime_connect = true;
   StreamProgress stream_progress = StreamProgress::Independent;
-  MpiProgress mpi_progress = MpiProgress::Sync;
+  MpiProgress mpi_progress = MpiProgress::Portable;
   // `set nccl_version = 2.29`: the NCCL release whose version-dependent rules apply
   // (SEMANTICS_NOTES.md, "Issue 14"). A release without a patch number means its first (x.y.0).
   uint32_t nccl_version = kCalibratedNcclVersion;
@@ -235,6 +237,6 @@ std::optional<Verdict> verdict_from_name(std::string_view name);
 
 std::string_view profile_name(Profile p);
 std::string_view comm_mode_name(CommMode m);
-std::string_view mpi_progress_name(MpiProgress p);  // "sync", "strong", "weak"
+std::string_view mpi_progress_name(MpiProgress p);  // "sync", "strong", "weak", "portable"
 
 }  // namespace collmc::model

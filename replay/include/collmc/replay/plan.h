@@ -34,6 +34,10 @@ struct ReplayPlan {
   std::vector<std::vector<ThreadPlan>> ranks;       // [rank][thread]
   std::vector<std::vector<int>> expected_position;  // [rank][thread]
   int turns = 0;
+  // The progress model the prediction is under (CheckResult::mpi_progress), and whether the scenario has
+  // a call it changes (a rooted MPI collective): a real MPI run behaves as one model.
+  model::MpiProgress mpi_progress = model::MpiProgress::Sync;
+  bool progress_matters = false;
 };
 
 // From a checker result: the schedule's host steps in order (each a sequencer turn), then every

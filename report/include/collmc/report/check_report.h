@@ -9,6 +9,11 @@
 
 namespace collmc::report {
 
+// Which progress models the verdict comes from, in one line without a trailing newline, "" when nothing
+// in the scenario depends on mpi_progress: "portable (the default): sync safe, strong safe, weak
+// deadlock; the deadlock needs mpi_progress = weak" or "weak (set by the scenario)". The text and HTML
+// reports show it.
+std::string progress_line(const checker::CheckResult& result);
 // Human-readable report; `verbose` adds choices and every step.
 std::string text_report(const checker::CheckResult& result, bool verbose = true);
 // The JSON result (docs/RESULT_FORMAT.md), pretty-printed.
