@@ -58,6 +58,11 @@ class Process {
              addr + R"(","bytes":)" + std::to_string(bytes) + "}\n";
     return *this;
   }
+  // The next calls come at `t` ns and after (the processes of one run share a host's clock).
+  Process& at(uint64_t t) {
+    clock_ = std::max(clock_, t);
+    return *this;
+  }
   int seq() const { return seq_; }
   const std::string& text() const { return text_; }
 
@@ -234,6 +239,33 @@ TEST(MpiUsageRules, AStartEpochsTransferIsInFlightAtItsTargetUntilTheMatchingWai
   EXPECT_EQ(run(false, true).find("mpi_error"), std::string::npos) << run(false, true);
   // Without the groups (an older trace) the pairing is not known: the program's accesses are not judged.
   EXPECT_EQ(run(true, false).find("mpi_error"), std::string::npos) << run(true, false);
+}
+
+TEST(MpiUsageRules, AMessageAfterTheUnlockOrdersThePutBeforeTheOwnersLoad) {
+  // Rank 0 puts to rank 1's first int under a lock and, after the unlock, sends rank 1 a token; rank 1 loads the
+  // int after receiving it (ordered: the run's happens-before order, MPI 4.1 sec. 3.5, 12.7) or before (a race).
+  auto run = [](bool load_after_token) {
+    return scenario(with_window(2, [&](int r, Process& p) {
+      const std::string token = R"("comm":"0x10","count":1,"dtype":"MPI_INT","tag":7,"buf":"0x8000","bytes":4)";
+      if (r == 0)
+        p.call("MPI_Win_lock", R"("win":"0x40","target":1,"lock":"shared")")
+            .call("MPI_Put", put(1, 0))
+            .call("MPI_Win_unlock", R"("win":"0x40","target":1)")
+            .call("MPI_Send", token + R"(,"peer":1)");
+      if (r == 1) {
+        if (!load_after_token) p.access(false, "0x1000", 4);
+        p.at(100).call("MPI_Recv", token + R"(,"peer":0)", R"("source":0,"tag":7)");
+        if (load_after_token) p.access(false, "0x1000", 4);
+        p.call("MPI_Barrier", R"("comm":"0x10","count":0,"dtype":"MPI_DATATYPE_NULL")");
+      }
+      if (r == 0) p.at(100).call("MPI_Barrier", R"("comm":"0x10","count":0,"dtype":"MPI_DATATYPE_NULL")");
+    }));
+  };
+  const std::string racing = run(false);
+  EXPECT_NE(racing.find("the program's load of 4 bytes at 0x1000"), std::string::npos) << racing;
+  EXPECT_NE(racing.find("a data race"), std::string::npos) << racing;
+  const std::string ordered = run(true);
+  EXPECT_EQ(ordered.find("mpi_error"), std::string::npos) << ordered;
 }
 
 TEST(MpiUsageRules, TheBufferOfANonblockingCallIsInUseUntilItsWait) {

@@ -186,6 +186,10 @@ class MpiAssembler {
     std::vector<std::vector<PendingCall>> calls(processes_.size());
     for (size_t p = 0; p < processes_.size(); ++p)
       if (world_rank_[p] >= 0) calls[p] = read_process(p);
+    for (const auto& rp : processes_)
+      if (recorder_field(rp.header, "host") == nullptr ||
+          *recorder_field(rp.header, "host") != *recorder_field(processes_.front().header, "host"))
+        usage_rules_.several_hosts();
     insert_usage_errors(calls);
     Trace t = build(calls);
     if (!unmodelled_.empty()) {

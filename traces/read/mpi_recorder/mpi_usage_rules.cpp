@@ -3,7 +3,9 @@
 #include "mpi_usage_rules.h"
 
 #include <algorithm>
+#include <deque>
 #include <sstream>
+#include <tuple>
 
 namespace collmc::traces {
 namespace {
@@ -43,9 +45,9 @@ MpiUsageRulesUnit accumulate_unit(const RecorderLine* in) {
   const std::string sig = text(in, "target_dtype_sig");
   if (!sig.empty() && sig.find(',') == std::string::npos) name = sig.substr(0, sig.find('*'));
   static const std::map<std::string, int64_t> sizes = {
-      {"MPI_CHAR", 1},  {"MPI_SIGNED_CHAR", 1}, {"MPI_UNSIGNED_CHAR", 1}, {"MPI_BYTE", 1},       {"MPI_SHORT", 2},
-      {"MPI_INT", 4},   {"MPI_UNSIGNED", 4},    {"MPI_FLOAT", 4},         {"MPI_INT32_T", 4},    {"MPI_LONG", 8},
-      {"MPI_DOUBLE", 8}, {"MPI_LONG_LONG", 8},  {"MPI_INT64_T", 8},       {"MPI_UNSIGNED_LONG", 8}};
+      {"MPI_CHAR", 1},   {"MPI_SIGNED_CHAR", 1}, {"MPI_UNSIGNED_CHAR", 1}, {"MPI_BYTE", 1},         {"MPI_SHORT", 2},
+      {"MPI_INT", 4},    {"MPI_UNSIGNED", 4},    {"MPI_FLOAT", 4},         {"MPI_INT32_T", 4},      {"MPI_LONG", 8},
+      {"MPI_DOUBLE", 8}, {"MPI_LONG_LONG", 8},   {"MPI_INT64_T", 8},       {"MPI_UNSIGNED_LONG", 8}};
   auto it = sizes.find(name);
   return MpiUsageRulesUnit{name, it == sizes.end() ? 0 : it->second};
 }
@@ -111,6 +113,154 @@ void MpiUsageRules::error(size_t p, size_t i, const std::string& message) {
 }
 
 void MpiUsageRules::observe(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx) {
+  const int syncs_before = processes_[p].syncs;
+  observe_call(p, i, rc, ctx);
+  sync_point(p, i, rc, ctx, processes_[p].syncs != syncs_before);
+}
+
+void MpiUsageRules::sync_point(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx,
+                               bool synchronised) {
+  auto& points = sync_points_[p];
+  if (points.size() <= i) points.resize(i + 1);
+  SyncPoint& sp = points[i];
+  const RecorderLine* in = rc.enter;
+  const RecorderLine* ret = rc.ret;
+  sp.entered = static_cast<uint64_t>(std::max<int64_t>(1, number(in, "t_mono_ns", 0)));
+  sp.returned = ret != nullptr ? static_cast<uint64_t>(std::max<int64_t>(1, number(ret, "t_mono_ns", 0))) : 0;
+  if (synchronised) sp.barrier = ctx.window.empty() ? "world" : ctx.window;
+  if (!ctx.world_comm || ret == nullptr || number(ret, "result", 0) != 0) return;  // world ranks only
+  const MpiCallInfo& info = *ctx.info;
+  const MpiFamily f = info.family;
+  if ((f == MpiFamily::Send && !info.has(kPersistent)) || f == MpiFamily::Sendrecv)
+    if (const int64_t peer = number(in, "peer", -2); peer >= 0)
+      sp.sends.emplace_back(static_cast<int>(peer), number(in, "tag", -1));
+  if ((f == MpiFamily::Recv && !info.has(kNonblocking) && !info.has(kPersistent)) || f == MpiFamily::Sendrecv)
+    if (const int64_t source = number(ret, "source", -1); source >= 0)
+      sp.receives.emplace_back(static_cast<int>(source), number(ret, "tag", -1));
+  auto& posted = posted_receives_[p];
+  if (f == MpiFamily::Recv && info.has(kNonblocking) && !info.has(kPersistent))
+    if (const uint64_t r = address(ret, "req"); r != 0) posted[r] = number(in, "tag", -1);
+  auto completed = [&](const std::string& handle, int64_t source, int64_t tag) {
+    auto v = parse_hex_field(handle);
+    if (!v) return;
+    auto it = posted.find(*v);
+    if (it == posted.end()) return;
+    if (tag < 0) tag = it->second;
+    if (source >= 0 && tag >= 0) sp.receives.emplace_back(static_cast<int>(source), tag);
+    posted.erase(it);
+  };
+  if (info.call == MpiCall::Wait || (info.call == MpiCall::Test && number(ret, "flag", 0) != 0))
+    completed(text(in, "req"), number(ret, "source", -1), number(ret, "tag", -1));
+  if (info.call == MpiCall::Waitall || (info.call == MpiCall::Testall && number(ret, "flag", 0) != 0)) {
+    const auto reqs = list(in, "reqs");
+    const auto sources = list(ret, "sources");
+    for (size_t k = 0; k < reqs.size() && k < sources.size(); ++k)
+      completed(reqs[k], std::atoll(sources[k].c_str()), -1);
+  }
+}
+
+// Vector clocks over world ranks, from the run's own times: every entry and return of every process in time
+// order (one host: CLOCK_MONOTONIC is the machine's), a receive's return learning what its matched send's
+// sender knew at the send's entry, a synchronisation's return what every member knew at its entry (the member's
+// own call counted as done). A component says how far that rank had come: 2n + 1 that it had entered its call n,
+// 2n + 2 that call n had returned.
+void MpiUsageRules::compute_clocks() {
+  std::map<int, size_t> process_of;
+  for (const auto& [p, pr] : processes_)
+    if (pr.rank >= 0) process_of[pr.rank] = p;
+  if (!one_host_ || process_of.empty()) return;
+  const size_t ranks = static_cast<size_t>(process_of.rbegin()->first) + 1;
+  size_t calls = 0;
+  for (const auto& [p, points] : sync_points_) calls += points.size();
+  if (calls * ranks > 8'000'000) return;  // too large a run: the synchronisation count alone orders accesses
+  auto rank_of = [&](size_t p) { return processes_.count(p) > 0 ? processes_.at(p).rank : -1; };
+  for (auto it = sync_points_.begin(); it != sync_points_.end();)  // a process without a world rank: not ordered
+    it = rank_of(it->first) < 0 ? sync_points_.erase(it) : std::next(it);
+  // Each receive's send: in order per (sender, receiver, tag), as MPI matches them (MPI 4.1 sec. 3.5).
+  std::map<std::tuple<int, int, int64_t>, std::deque<std::pair<size_t, size_t>>> sends;
+  for (const auto& [p, points] : sync_points_)
+    for (size_t j = 0; j < points.size(); ++j)
+      for (const auto& [to, tag] : points[j].sends) sends[{rank_of(p), to, tag}].emplace_back(p, j);
+  std::map<std::pair<size_t, size_t>, std::vector<std::pair<size_t, size_t>>> learns;  // call -> calls it learns from
+  for (const auto& [p, points] : sync_points_)
+    for (size_t j = 0; j < points.size(); ++j)
+      for (const auto& [from, tag] : points[j].receives) {
+        auto& q = sends[{from, rank_of(p), tag}];
+        if (q.empty()) continue;
+        learns[{p, j}].push_back(q.front());
+        q.pop_front();
+      }
+  // The k-th synchronisation of each member on one key (the world, a window) is one barrier.
+  std::map<std::pair<std::string, size_t>, std::vector<std::pair<size_t, size_t>>> barriers;
+  std::map<std::pair<size_t, size_t>, std::pair<std::string, size_t>> barrier_of;
+  for (const auto& [p, points] : sync_points_) {
+    std::map<std::string, size_t> seen;
+    for (size_t j = 0; j < points.size(); ++j) {
+      if (points[j].barrier.empty()) continue;
+      const std::pair<std::string, size_t> key{points[j].barrier, seen[points[j].barrier]++};
+      barriers[key].emplace_back(p, j);
+      barrier_of[{p, j}] = key;
+    }
+  }
+  struct Event {
+    uint64_t t;
+    bool returned;
+    size_t p, j;
+  };
+  std::vector<Event> events;
+  for (const auto& [p, points] : sync_points_)
+    for (size_t j = 0; j < points.size(); ++j) {
+      if (points[j].entered == 0) continue;  // a call the rules did not see (not modelled)
+      events.push_back(Event{points[j].entered, false, p, j});
+      if (points[j].returned != 0) events.push_back(Event{points[j].returned, true, p, j});
+    }
+  std::stable_sort(events.begin(), events.end(),
+                   [](const Event& a, const Event& b) { return a.t != b.t ? a.t < b.t : !a.returned && b.returned; });
+  std::map<size_t, std::vector<int32_t>> now;
+  for (const auto& [p, points] : sync_points_) {
+    now[p].assign(ranks, 0);
+    entry_clocks_[p].assign(points.size(), {});
+  }
+  auto merge = [](std::vector<int32_t>& into, const std::vector<int32_t>& from) {
+    for (size_t k = 0; k < into.size() && k < from.size(); ++k) into[k] = std::max(into[k], from[k]);
+  };
+  for (const Event& e : events) {
+    auto& clock = now[e.p];
+    const auto me = static_cast<size_t>(rank_of(e.p));
+    if (!e.returned) {
+      clock[me] = std::max(clock[me], static_cast<int32_t>(2 * e.j + 1));
+      entry_clocks_[e.p][e.j] = clock;
+      continue;
+    }
+    if (auto l = learns.find({e.p, e.j}); l != learns.end())
+      for (const auto& [ps, s] : l->second) merge(clock, entry_clocks_[ps][s]);
+    if (auto b = barrier_of.find({e.p, e.j}); b != barrier_of.end())
+      for (const auto& [pm, m] : barriers[b->second]) {
+        std::vector<int32_t> member = entry_clocks_[pm][m];
+        if (member.empty()) continue;  // not entered yet: it does not precede this return
+        const auto them = static_cast<size_t>(rank_of(pm));
+        member[them] = static_cast<int32_t>(2 * m + 2);  // the member's call is done when the barrier is
+        merge(clock, member);
+      }
+    clock[me] = std::max(clock[me], static_cast<int32_t>(2 * e.j + 2));
+  }
+  clocks_known_ = true;
+}
+
+// x happens before y: y's rank, when y began, knew that x's rank had come past the end of x (a program access
+// before call i: entered call i; an MPI call's: returned from it; an RMA transfer's: returned from the call that
+// completed it).
+bool MpiUsageRules::happens_before(const Access& x, const Access& y) const {
+  if (!clocks_known_ || x.rank < 0) return false;
+  if (!x.program && x.rma && x.done == SIZE_MAX) return false;  // never completed
+  const size_t end = x.program ? 2 * x.index + 1 : 2 * (x.rma ? x.done : x.index) + 2;
+  auto it = entry_clocks_.find(y.p);
+  if (it == entry_clocks_.end() || y.index >= it->second.size()) return false;
+  const std::vector<int32_t>& clock = it->second[y.index];
+  return static_cast<size_t>(x.rank) < clock.size() && static_cast<size_t>(clock[static_cast<size_t>(x.rank)]) >= end;
+}
+
+void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx) {
   ProcessRules& pr = processes_[p];
   pr.rank = ctx.world_rank;
   const MpiCallInfo& info = *ctx.info;
@@ -584,6 +734,7 @@ bool MpiUsageRules::in_epoch(const ProcessRules& pr) {
 }
 
 void MpiUsageRules::find_races() {
+  compute_clocks();
   // Target bytes become the owner's addresses (its window's base and displacement unit).
   for (Access& a : accesses_) {
     if (a.window.empty()) continue;
@@ -637,8 +788,10 @@ void MpiUsageRules::find_races() {
                            "sec. 12.7)"));
           continue;
         }
-        // Two ranks: concurrent when neither completed before a synchronisation the other came after.
+        // Two ranks: concurrent when neither completed before a synchronisation the other came after, nor
+        // before a message that reached the other (the run's happens-before order).
         if (a.sync_to < b.sync_from || b.sync_to < a.sync_from) continue;
+        if (happens_before(a, b) || happens_before(b, a)) continue;
         const bool a_remote = !a.window.empty(), b_remote = !b.window.empty();
         if (!a_remote && !b_remote) continue;                              // each rank's own buffers: not shared
         if (a_remote && b_remote && a.exclusive && b.exclusive) continue;  // exclusive locks serialise them
@@ -648,7 +801,9 @@ void MpiUsageRules::find_races() {
           if (xa != nullptr && xb != nullptr && xa != xb) continue;  // the target's epochs follow each other
         }
         const Access& local = a_remote ? b : a;
-        if (!(a_remote && b_remote) && !local.rma && !local.in_epoch) continue;
+        // An MPI call's buffer counts only inside an epoch; the program's own loads and stores always do (MPI 4.1
+        // sec. 12.7: a window location is not to be loaded or stored while a concurrent put targets it).
+        if (!(a_remote && b_remote) && !local.rma && !local.in_epoch && !local.program) continue;
         // The owner's access under its own exclusive lock of the window and a transfer under another exclusive
         // lock of it: the locks serialise them (MPI 4.1 sec. 12.5.3).
         if (!(a_remote && b_remote) && local.exclusive && (a_remote ? a : b).exclusive &&

@@ -41,6 +41,8 @@ class MpiUsageRules {
  public:
   // Call i of process p (in entry order); `ctx` as the reader resolved it. Calls of one process come in order.
   void observe(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx);
+  // The processes ran on several hosts: their times do not compare, the happens-before order is not followed.
+  void several_hosts() { one_host_ = false; }
   // A load or store of the program itself (an "access" line), before call `a.before_call` of process p; the
   // calls before it were observed. Reported, when erroneous, at that call.
   void program_access(size_t p, const RecordedAccess& a, const std::string& file);
@@ -114,6 +116,7 @@ class MpiUsageRules {
   };
 
   void error(size_t p, size_t i, const std::string& text);
+  void observe_call(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx);
   void rma_call(size_t p, size_t i, const RecorderLine* in, const RecorderLine* ret, const MpiCallContext& ctx,
                 Epochs& e);
   void complete_pending(Epochs& e, size_t i, const ProcessRules& pr, int64_t target);
@@ -130,6 +133,23 @@ class MpiUsageRules {
   static void self_lock(const ProcessRules& pr, Access& a);
   void threads_in_collectives(size_t p, size_t i, const RecordedCall& rc, const MpiCallInfo& info);
 
+  // The run's happens-before order (vector clocks over world ranks), for the races between ranks: messages on
+  // MPI_COMM_WORLD (matched in order per sender, receiver and tag, MPI 4.1 sec. 3.5), and the synchronisations
+  // the count above follows (world collectives, fences, window creation and free) as barriers of their members.
+  struct SyncPoint {
+    uint64_t entered = 0, returned = 0;             // t_mono_ns (returned 0: never returned)
+    std::vector<std::pair<int, int64_t>> sends;     // (destination world rank, tag)
+    std::vector<std::pair<int, int64_t>> receives;  // (source world rank, tag) completed here
+    std::string barrier;                            // "world" or a window: a synchronisation of its members
+  };
+  void sync_point(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx, bool synchronised);
+  void compute_clocks();
+  bool happens_before(const Access& x, const Access& y) const;
+  std::map<size_t, std::vector<SyncPoint>> sync_points_;
+  std::map<size_t, std::map<uint64_t, int64_t>> posted_receives_;     // process -> request -> the posted tag
+  std::map<size_t, std::vector<std::vector<int32_t>>> entry_clocks_;  // process -> call -> clock at its entry
+  bool clocks_known_ = false;
+  bool one_host_ = true;  // the processes' t_mono_ns compare (one machine's CLOCK_MONOTONIC)
   std::map<size_t, ProcessRules> processes_;
   std::map<std::pair<std::string, int>, WindowMemory> memory_;  // (window, world rank) -> its bytes
   std::vector<Access> accesses_;

@@ -239,11 +239,11 @@ inline JsonLine& memory(JsonLine& line, const char* addr_key, const char* bytes_
 
 inline JsonLine& op(JsonLine& line, MPI_Op o) {
   // MPI's predefined operations by the names the reader knows; any other is a user operation.
-  const std::pair<MPI_Op, const char*> names[] = {{MPI_SUM, "sum"},       {MPI_PROD, "prod"},   {MPI_MAX, "max"},
-                                                  {MPI_MIN, "min"},       {MPI_LAND, "land"},   {MPI_LOR, "lor"},
-                                                  {MPI_BAND, "band"},     {MPI_BOR, "bor"},     {MPI_MAXLOC, "maxloc"},
-                                                  {MPI_MINLOC, "minloc"}, {MPI_OP_NULL, "null"},
-                                                  {MPI_NO_OP, "no_op"},   {MPI_REPLACE, "replace"}};
+  const std::pair<MPI_Op, const char*> names[] = {
+      {MPI_SUM, "sum"},        {MPI_PROD, "prod"},     {MPI_MAX, "max"},      {MPI_MIN, "min"},
+      {MPI_LAND, "land"},      {MPI_LOR, "lor"},       {MPI_BAND, "band"},    {MPI_BOR, "bor"},
+      {MPI_MAXLOC, "maxloc"},  {MPI_MINLOC, "minloc"}, {MPI_OP_NULL, "null"}, {MPI_NO_OP, "no_op"},
+      {MPI_REPLACE, "replace"}};
   for (const auto& [known, name] : names)
     if (o == known) return line.str("op", name);
   return line.str("op", "user");
