@@ -771,8 +771,8 @@ TEST(ParserErrors, RankBeforeRanks) {
 }
 
 TEST(ParserErrors, RanksOutOfRange) {
-  EXPECT_FAILS_AT(parse_failure("ranks 0\n"), 1, 7, "expected 1..65536");
-  EXPECT_FAILS_AT(parse_failure("ranks 65537\n"), 1, 7, "expected 1..65536");
+  EXPECT_FAILS_AT(parse_failure("ranks 0\n"), 1, 7, "expected 1..262144");
+  EXPECT_FAILS_AT(parse_failure("ranks 262145\n"), 1, 7, "expected 1..262144");
   EXPECT_FAILS_AT(parse_failure("ranks many\n"), 1, 7, "expected the number of ranks");
   EXPECT_FAILS_AT(parse_failure("ranks 2\nranks 2\n"), 2, 1, "'ranks' declared twice");
 }
@@ -1410,16 +1410,17 @@ TEST(ParserRobustness, UnrollingIsBounded) {
   for (int i = 0; i < 60; ++i) doubling += "repeat 2 { ";
   doubling += std::string(60, '}') + "\n}\n";
   load_or_input_error(doubling, outcome);
-  // 65536 ranks times a million iterations.
-  load_or_input_error("ranks 65536\nrank * { repeat 1000000 { } }\n", outcome);
+  // The largest world times a million iterations.
+  load_or_input_error("ranks 262144\nrank * { repeat 1000000 { } }\n", outcome);
   EXPECT_EQ(outcome.ok, 0);
   EXPECT_EQ(outcome.input_errors, 3);
 }
 
 TEST(ParserRobustness, LargestWorldLoads) {
-  model::World w = world_from("ranks 65536\ncomm A = all\nrank * { all_reduce A x }\n");
-  EXPECT_EQ(w.programs.size(), 65536u);
-  EXPECT_EQ(w.calls.size(), 65536u);
+  model::World w =
+      world_from("ranks " + std::to_string(model::kMaxWorldRanks) + "\ncomm A = all\nrank * { all_reduce A x }\n");
+  EXPECT_EQ(w.programs.size(), size_t{model::kMaxWorldRanks});
+  EXPECT_EQ(w.calls.size(), size_t{model::kMaxWorldRanks});
 }
 
 }  // namespace

@@ -145,8 +145,7 @@ class Issuer {
           return true;
         }
         if (is_connected && !mpi)
-          waits_.push_back(Wait{
-              .kind = WaitKind::Teardown, .comm = static_cast<uint16_t>(c.comm), .call = static_cast<uint32_t>(c.id)});
+          waits_.push_back(Wait{.kind = WaitKind::Teardown, .comm = c.comm, .call = static_cast<uint32_t>(c.id)});
         return true;
       }
       case OpKind::Abort:
@@ -154,8 +153,7 @@ class Issuer {
         // Up to 2.23.x an abort waits, as a destroy does, until every other member aborted or destroyed
         // the comm (model::kAbortIsLocal): on the same connected comms the destroy rule holds for.
         if (!mpi && w_.knobs.nccl_version < model::kAbortIsLocal && connected(c.comm))
-          waits_.push_back(Wait{
-              .kind = WaitKind::Teardown, .comm = static_cast<uint16_t>(c.comm), .call = static_cast<uint32_t>(c.id)});
+          waits_.push_back(Wait{.kind = WaitKind::Teardown, .comm = c.comm, .call = static_cast<uint32_t>(c.id)});
         return true;
       case OpKind::Revoke: {
         auto& m = member(c.comm);
@@ -181,8 +179,8 @@ class Issuer {
         // MPI 4.1 sec. 3.8.1: MPI_Probe returns once a message it matches can be received; it takes none.
         waits_.push_back(Wait{.kind = WaitKind::P2pProbe,
                               .dir = static_cast<uint8_t>(c.any_source ? 1 : 2),
-                              .comm = static_cast<uint16_t>(c.comm),
-                              .peer = static_cast<uint16_t>(c.any_source ? 0 : c.peer),
+                              .comm = c.comm,
+                              .peer = c.any_source ? 0 : c.peer,
                               .call = static_cast<uint32_t>(c.id),
                               .tag = wait_tag(c)});
         return true;
@@ -267,8 +265,7 @@ class Issuer {
     // releases them.
     for (const auto& [comm, call] : aborted_)
       if (has_any_part(rs_))
-        waits_.push_back(Wait{
-            .kind = WaitKind::AbortDrain, .comm = static_cast<uint16_t>(comm), .call = static_cast<uint32_t>(call)});
+        waits_.push_back(Wait{.kind = WaitKind::AbortDrain, .comm = comm, .call = static_cast<uint32_t>(call)});
     thread.waits.insert(thread.waits.end(), waits_.begin(), waits_.end());
     // Buffered messages already received are dropped; the new ones join the thread's outbox.
     std::erase_if(thread.sent, [&](const Wait& m) {
@@ -343,7 +340,7 @@ class Issuer {
   }
   void push_teardown_barrier_wait(const Call& c) {
     waits_.push_back(Wait{.kind = WaitKind::Teardown,
-                          .comm = static_cast<uint16_t>(c.comm),
+                          .comm = c.comm,
                           .call = static_cast<uint32_t>(c.id),
                           .count = kTeardownBarrierWait});
   }
@@ -362,22 +359,17 @@ class Issuer {
     if (early) {
       waits_.pop_back();  // the HostSlot wait join_slot pushed last
       if (progress == model::MpiProgress::Weak) {
-        const std::pair<uint16_t, uint32_t> entry(static_cast<uint16_t>(c.comm), slot);
+        const std::pair<int32_t, uint32_t> entry(c.comm, slot);
         rs_.left_early.insert(std::lower_bound(rs_.left_early.begin(), rs_.left_early.end(), entry), entry);
       }
     } else if (progress == model::MpiProgress::Weak) {
-      waits_.push_back(Wait{.kind = WaitKind::MpiProgress,
-                            .comm = static_cast<uint16_t>(c.comm),
-                            .slot = slot,
-                            .call = static_cast<uint32_t>(c.id)});
+      waits_.push_back(
+          Wait{.kind = WaitKind::MpiProgress, .comm = c.comm, .slot = slot, .call = static_cast<uint32_t>(c.id)});
     }
   }
 
   void wait_for_grow_id(const Call& c, int parent, uint32_t id) {
-    waits_.push_back(Wait{.kind = WaitKind::GrowId,
-                          .comm = static_cast<uint16_t>(parent),
-                          .slot = id,
-                          .call = static_cast<uint32_t>(c.id)});
+    waits_.push_back(Wait{.kind = WaitKind::GrowId, .comm = parent, .slot = id, .call = static_cast<uint32_t>(c.id)});
   }
 
   bool has_p2p_connection(int comm) const {
@@ -441,7 +433,7 @@ class Issuer {
       if (it->count < 255) ++it->count;
       return;
     }
-    WindowState x{static_cast<uint16_t>(c.comm), static_cast<uint16_t>(c.buffer), flag, 1};
+    WindowState x{c.comm, c.buffer, flag, 1};
     auto pos =
         std::lower_bound(rs_.windows.begin(), rs_.windows.end(), x, [](const WindowState& a, const WindowState& b) {
           return std::tie(a.comm, a.buffer, a.flag) < std::tie(b.comm, b.buffer, b.flag);
@@ -542,14 +534,12 @@ class Issuer {
     }
     if (c.kind == OpKind::Split) {
       auto& children = cs.host_open[idx].split_children;
-      std::pair<uint16_t, int16_t> entry(static_cast<uint16_t>(r_), static_cast<int16_t>(child));
+      std::pair<int32_t, int32_t> entry(r_, static_cast<int32_t>(child));
       children.insert(std::lower_bound(children.begin(), children.end(), entry), entry);
     }
     if (w_.comms[static_cast<size_t>(comm_id)].mode == model::CommMode::Blocking)
-      waits_.push_back(Wait{.kind = WaitKind::HostSlot,
-                            .comm = static_cast<uint16_t>(comm_id),
-                            .slot = k,
-                            .call = static_cast<uint32_t>(c.id)});
+      waits_.push_back(
+          Wait{.kind = WaitKind::HostSlot, .comm = comm_id, .slot = k, .call = static_cast<uint32_t>(c.id)});
     settle_host(c, comm_id);
   }
 
@@ -594,8 +584,7 @@ class Issuer {
     m.flags |= kConnectReached;
     ++st_.comms[static_cast<size_t>(c.comm)].connected;
     if (w_.comms[static_cast<size_t>(c.comm)].mode == model::CommMode::Blocking)
-      waits_.push_back(
-          Wait{.kind = WaitKind::Connect, .comm = static_cast<uint16_t>(c.comm), .call = static_cast<uint32_t>(c.id)});
+      waits_.push_back(Wait{.kind = WaitKind::Connect, .comm = c.comm, .call = static_cast<uint32_t>(c.id)});
   }
 
   bool device_collective(const Call& c, bool barrier) {
@@ -637,17 +626,14 @@ class Issuer {
     if (!sym) connect(c);
     DevicePart p;
     p.call = static_cast<uint32_t>(c.id);
-    p.comm = static_cast<uint16_t>(c.comm);
+    p.comm = c.comm;
     p.kind = PartKind::Collective;
     p.symmetric = static_cast<uint8_t>(sym);
     p.slot = k;
     if (!check_launch_order(c)) return false;
     add_part(c.stream, p);
     if (barrier)
-      waits_.push_back(Wait{.kind = WaitKind::DevDone,
-                            .comm = static_cast<uint16_t>(c.comm),
-                            .slot = k,
-                            .call = static_cast<uint32_t>(c.id)});
+      waits_.push_back(Wait{.kind = WaitKind::DevDone, .comm = c.comm, .slot = k, .call = static_cast<uint32_t>(c.id)});
     return true;
   }
 
@@ -736,15 +722,13 @@ class Issuer {
     if (first && w_.knobs.runtime_connect)
       pp.connect_reached |= c.kind == OpKind::Send ? kConnectSends : kConnectReceives;
     if (needs_connect)
-      waits_.push_back(Wait{.kind = WaitKind::P2pConnect,
-                            .comm = static_cast<uint16_t>(c.comm),
-                            .peer = static_cast<uint16_t>(c.peer),
-                            .call = static_cast<uint32_t>(c.id)});
+      waits_.push_back(
+          Wait{.kind = WaitKind::P2pConnect, .comm = c.comm, .peer = c.peer, .call = static_cast<uint32_t>(c.id)});
     DevicePart p;
     p.call = static_cast<uint32_t>(c.id);
-    p.comm = static_cast<uint16_t>(c.comm);
+    p.comm = c.comm;
     p.kind = c.kind == OpKind::Send ? PartKind::Send : PartKind::Recv;
-    p.peer = static_cast<uint16_t>(c.peer);
+    p.peer = c.peer;
     p.slot = idx;
     p.count = effective_count(c);
     if (!check_launch_order(c)) return false;
@@ -761,15 +745,14 @@ class Issuer {
     // order. A receive from MPI_ANY_SOURCE or with MPI_ANY_TAG has no pair yet: a MatchAny step
     // (step_relation.cpp) picks the message.
     const bool behind_any = !send && std::any_of(waits_.begin(), waits_.end(), [&](const Wait& w) {
-      return w.kind == WaitKind::P2pAny && w.comm == static_cast<uint16_t>(c.comm) &&
-             (w.dir == 1 || c.any_source || w.peer == static_cast<uint16_t>(c.peer)) &&
+      return w.kind == WaitKind::P2pAny && w.comm == c.comm && (w.dir == 1 || c.any_source || w.peer == c.peer) &&
              (w.tag == kWaitAnyTag || tag == kWaitAnyTag || w.tag == tag);
     });
     if (!send && (c.any_source || tag == kWaitAnyTag || behind_any)) {
       waits_.push_back(Wait{.kind = WaitKind::P2pAny,
                             .dir = static_cast<uint8_t>(c.any_source ? 1 : 2),
-                            .comm = static_cast<uint16_t>(c.comm),
-                            .peer = static_cast<uint16_t>(c.any_source ? 0 : c.peer),
+                            .comm = c.comm,
+                            .peer = c.any_source ? 0 : c.peer,
                             .call = static_cast<uint32_t>(c.id),
                             .tag = tag,
                             .count = effective_count(c)});
@@ -784,8 +767,8 @@ class Issuer {
     auto& into = send && c.buffered ? sent_ : waits_;
     into.push_back(Wait{.kind = WaitKind::P2pHost,
                         .dir = static_cast<uint8_t>(send ? 0 : 1),
-                        .comm = static_cast<uint16_t>(c.comm),
-                        .peer = static_cast<uint16_t>(c.peer),
+                        .comm = c.comm,
+                        .peer = c.peer,
                         .slot = idx,
                         .call = static_cast<uint32_t>(c.id),
                         .tag = tag,
@@ -901,9 +884,9 @@ class Issuer {
     }
     DevicePart p;
     p.call = static_cast<uint32_t>(c.id);
-    p.comm = static_cast<uint16_t>(c.comm);
+    p.comm = c.comm;
     p.kind = c.kind == OpKind::WaitSignal ? PartKind::SignalWait : PartKind::OneSided;
-    p.peer = static_cast<uint16_t>(c.peer);
+    p.peer = c.peer;
     p.slot = static_cast<uint32_t>(c.id);  // each call is issued once per run
     p.count = c.kind == OpKind::WaitSignal ? (c.count > 0 ? static_cast<uint64_t>(c.count) : 1) : effective_count(c);
     if (!check_launch_order(c)) return false;

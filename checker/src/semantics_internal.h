@@ -33,7 +33,7 @@ inline bool has_any_part(const RankState& rs) {
 
 // mpi_progress = weak: the rank left host slot `slot` of `comm` early and has not entered MPI since.
 inline bool left_early(const RankState& rs, int comm, uint32_t slot) {
-  const std::pair<uint16_t, uint32_t> entry(static_cast<uint16_t>(comm), slot);
+  const std::pair<int32_t, uint32_t> entry(comm, slot);
   return std::binary_search(rs.left_early.begin(), rs.left_early.end(), entry);
 }
 
@@ -48,8 +48,8 @@ inline const P2pState* find_p2p(const RankState& rs, int comm, int peer, uint32_
 // made when missing (kept sorted by comm, peer, tag).
 inline P2pState& p2p_record(RankState& rs, int comm, int peer, uint32_t tag = 0) {
   P2pState key{};
-  key.comm = static_cast<uint16_t>(comm);
-  key.peer = static_cast<uint16_t>(peer);
+  key.comm = comm;
+  key.peer = peer;
   key.tag = tag;
   auto less = [](const P2pState& a, const P2pState& b) {
     return std::tie(a.comm, a.peer, a.tag) < std::tie(b.comm, b.peer, b.tag);

@@ -3,7 +3,9 @@
 // the depth-first search's visited set can encode the parts one at a time (state_codec.h).
 #include "state_codec.h"
 
+#include <limits>
 #include <stdexcept>
+#include <type_traits>
 
 namespace collmc::checker {
 
@@ -37,6 +39,9 @@ class Writer {
     p_ = p;
   }
   void i(int64_t v) { u(static_cast<uint64_t>((v << 1) ^ (v >> 63))); }
+  // A rank, comm or buffer id (int32_t, as the model's): its 32-bit pattern, so that ids >= 0 take the
+  // bytes an unsigned field of their value takes, and any other value still decodes to itself.
+  void id(int32_t v) { u(static_cast<uint32_t>(v)); }
 
  private:
   char* grow(char* p) {
@@ -66,9 +71,19 @@ class Reader {
     uint64_t z = u();
     return static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
   }
+  // Reads a field into `x` at its own width, so that a field widened in state.h is read as wide
+  // (the encoding is the same varint whatever the width); a value too large for it is corruption.
+  // A signed field (an id: Writer::id) is read as its unsigned pattern.
   template <class T>
-  T as() {
-    return static_cast<T>(u());
+  void get(T& x) {
+    const uint64_t v = u();
+    if constexpr (std::is_integral_v<T>) {
+      using U = std::make_unsigned_t<T>;
+      if (v > std::numeric_limits<U>::max()) throw std::runtime_error("corrupt state encoding: a field out of range");
+      x = static_cast<T>(static_cast<U>(v));
+    } else {
+      x = static_cast<T>(v);
+    }
   }
   bool done() const { return pos_ == in_.size(); }
 
@@ -107,8 +122,8 @@ void write_thread(Writer& w, const ThreadState& t) {
   auto wait = [&](const Wait& wt) {
     w.u(static_cast<uint64_t>(wt.kind));
     w.u(wt.dir);
-    w.u(wt.comm);
-    w.u(wt.peer);
+    w.id(wt.comm);
+    w.id(wt.peer);
     w.u(wt.slot);
     w.u(wt.tag);
     w.u(wt.call);
@@ -125,11 +140,11 @@ void write_rank(Writer& w, const RankState& rk) {
       w.u(e.seq);
       write_vec(w, e.parts, [&](const DevicePart& p) {
         w.u(p.call);
-        w.u(p.comm);
+        w.id(p.comm);
         w.u(static_cast<uint64_t>(p.kind));
         w.u(p.symmetric);
         w.u(p.done);
-        w.u(p.peer);
+        w.id(p.peer);
         w.u(p.slot);
         w.u(p.count);
       });
@@ -143,14 +158,14 @@ void write_rank(Writer& w, const RankState& rk) {
     w.u(m.grows);
   });
   write_vec(w, rk.windows, [&](const WindowState& x) {
-    w.u(x.comm);
-    w.u(x.buffer);
+    w.id(x.comm);
+    w.id(x.buffer);
     w.u(x.flag);
     w.u(x.count);
   });
   write_vec(w, rk.p2p, [&](const P2pState& x) {
-    w.u(x.comm);
-    w.u(x.peer);
+    w.id(x.comm);
+    w.id(x.peer);
     w.u(x.tag);
     w.u(x.sends);
     w.u(x.recvs);
@@ -165,8 +180,8 @@ void write_rank(Writer& w, const RankState& rk) {
   w.u(rk.next_seq);
   w.u(rk.process_turn);
   w.u(rk.process_grouped);
-  write_vec(w, rk.left_early, [&](const std::pair<uint16_t, uint32_t>& e) {
-    w.u(e.first);
+  write_vec(w, rk.left_early, [&](const std::pair<int32_t, uint32_t>& e) {
+    w.id(e.first);
     w.u(e.second);
   });
 }
@@ -177,8 +192,8 @@ void write_comm(Writer& w, const CommState& c) {
     w.u(o.arrived);
     w.u(o.count);
     w.u(o.symmetric);
-    write_vec(w, o.split_children, [&](const std::pair<uint16_t, int16_t>& ch) {
-      w.u(ch.first);
+    write_vec(w, o.split_children, [&](const std::pair<int32_t, int32_t>& ch) {
+      w.id(ch.first);
       w.i(ch.second);
     });
   };
@@ -226,13 +241,13 @@ State decode_state(std::string_view bytes) {
     read_vec(r, rk.threads, [&](ThreadState& t) {
       read_position(r, t);
       auto wait = [&](Wait& wt) {
-        wt.kind = r.as<WaitKind>();
-        wt.dir = r.as<uint8_t>();
-        wt.comm = r.as<uint16_t>();
-        wt.peer = r.as<uint16_t>();
-        wt.slot = r.as<uint32_t>();
-        wt.tag = r.as<uint32_t>();
-        wt.call = r.as<uint32_t>();
+        r.get(wt.kind);
+        r.get(wt.dir);
+        r.get(wt.comm);
+        r.get(wt.peer);
+        r.get(wt.slot);
+        r.get(wt.tag);
+        r.get(wt.call);
         wt.count = r.u();
       };
       read_vec(r, t.waits, wait);
@@ -240,74 +255,74 @@ State decode_state(std::string_view bytes) {
     });
     read_vec(r, rk.streams, [&](std::vector<StreamEntry>& st) {
       read_vec(r, st, [&](StreamEntry& e) {
-        e.seq = r.as<uint32_t>();
+        r.get(e.seq);
         read_vec(r, e.parts, [&](DevicePart& p) {
-          p.call = r.as<uint32_t>();
-          p.comm = r.as<uint16_t>();
-          p.kind = r.as<PartKind>();
-          p.symmetric = r.as<uint8_t>();
-          p.done = r.as<uint8_t>();
-          p.peer = r.as<uint16_t>();
-          p.slot = r.as<uint32_t>();
+          r.get(p.call);
+          r.get(p.comm);
+          r.get(p.kind);
+          r.get(p.symmetric);
+          r.get(p.done);
+          r.get(p.peer);
+          r.get(p.slot);
           p.count = r.u();
         });
       });
     });
     read_vec(r, rk.members, [&](MemberState& m) {
-      m.host_issued = r.as<uint32_t>();
-      m.dev_issued = r.as<uint32_t>();
-      m.flags = r.as<uint16_t>();
-      m.children = r.as<uint16_t>();
-      m.grows = r.as<uint16_t>();
+      r.get(m.host_issued);
+      r.get(m.dev_issued);
+      r.get(m.flags);
+      r.get(m.children);
+      r.get(m.grows);
     });
     read_vec(r, rk.windows, [&](WindowState& x) {
-      x.comm = r.as<uint16_t>();
-      x.buffer = r.as<uint16_t>();
-      x.flag = r.as<uint8_t>();
-      x.count = r.as<uint8_t>();
+      r.get(x.comm);
+      r.get(x.buffer);
+      r.get(x.flag);
+      r.get(x.count);
     });
     read_vec(r, rk.p2p, [&](P2pState& x) {
-      x.comm = r.as<uint16_t>();
-      x.peer = r.as<uint16_t>();
-      x.tag = r.as<uint32_t>();
-      x.sends = r.as<uint32_t>();
-      x.recvs = r.as<uint32_t>();
-      x.connect_reached = r.as<uint8_t>();
-      x.signals = r.as<uint32_t>();
-      x.signals_taken = r.as<uint32_t>();
+      r.get(x.comm);
+      r.get(x.peer);
+      r.get(x.tag);
+      r.get(x.sends);
+      r.get(x.recvs);
+      r.get(x.connect_reached);
+      r.get(x.signals);
+      r.get(x.signals_taken);
     });
     read_vec(r, rk.buffers, [&](BufferState& b) {
-      b.alloc_call = r.as<uint32_t>();
-      b.freed = r.as<uint8_t>();
+      r.get(b.alloc_call);
+      r.get(b.freed);
     });
-    rk.next_seq = r.as<uint32_t>();
-    rk.process_turn = r.as<uint32_t>();
-    rk.process_grouped = r.as<uint32_t>();
-    read_vec(r, rk.left_early, [&](std::pair<uint16_t, uint32_t>& e) {
-      e.first = r.as<uint16_t>();
-      e.second = r.as<uint32_t>();
+    r.get(rk.next_seq);
+    r.get(rk.process_turn);
+    r.get(rk.process_grouped);
+    read_vec(r, rk.left_early, [&](std::pair<int32_t, uint32_t>& e) {
+      r.get(e.first);
+      r.get(e.second);
     });
   });
   auto slot = [&](OpenSlot& o) {
-    o.call = r.as<uint32_t>();
-    o.arrived = r.as<uint32_t>();
+    r.get(o.call);
+    r.get(o.arrived);
     o.count = r.u();
-    o.symmetric = r.as<uint8_t>();
-    read_vec(r, o.split_children, [&](std::pair<uint16_t, int16_t>& c) {
-      c.first = r.as<uint16_t>();
-      c.second = static_cast<int16_t>(r.i());
+    r.get(o.symmetric);
+    read_vec(r, o.split_children, [&](std::pair<int32_t, int32_t>& c) {
+      r.get(c.first);
+      c.second = static_cast<int32_t>(r.i());
     });
   };
   read_vec(r, s.comms, [&](CommState& c) {
-    c.connected = r.as<uint32_t>();
-    c.torn_down = r.as<uint32_t>();
-    c.grow_ids = r.as<uint32_t>();
-    c.host_base = r.as<uint32_t>();
+    r.get(c.connected);
+    r.get(c.torn_down);
+    r.get(c.grow_ids);
+    r.get(c.host_base);
     read_vec(r, c.host_open, slot);
-    c.dev_base = r.as<uint32_t>();
+    r.get(c.dev_base);
     read_vec(r, c.dev_open, slot);
   });
-  read_vec(r, s.store, [&](uint32_t& v) { v = r.as<uint32_t>(); });
+  read_vec(r, s.store, [&](uint32_t& v) { r.get(v); });
   if (!r.done()) throw std::runtime_error("corrupt state encoding: trailing bytes");
   return s;
 }

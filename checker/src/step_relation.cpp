@@ -375,9 +375,9 @@ void Semantics::host_steps(const State& s, int r, std::vector<Step>& out) const 
       const size_t e = (first + i) % n_edges;
       const ControlEdge& edge = control_.edge_at(ts, e);
       Step step;
-      step.rank = static_cast<uint16_t>(r);
-      step.thread = static_cast<uint16_t>(t);
-      step.edge = static_cast<uint16_t>(e);
+      step.rank = r;
+      step.thread = static_cast<int32_t>(t);
+      step.edge = static_cast<int32_t>(e);
       switch (edge.kind) {
         case ControlEdge::Kind::Choice:
           step.kind = StepKind::Choose;
@@ -481,13 +481,13 @@ void Semantics::match_any_steps(const State& s, int r, std::vector<Step>& out) c
           if (posted_earlier) continue;
           Step step;
           step.kind = StepKind::MatchAny;
-          step.rank = static_cast<uint16_t>(r);
-          step.thread = static_cast<uint16_t>(t);
+          step.rank = r;
+          step.thread = static_cast<int32_t>(t);
           step.comm = any.comm;
-          step.peer = static_cast<uint16_t>(sender);
+          step.peer = sender;
           step.slot = first->slot;
           step.tag = first->tag;
-          step.wait = static_cast<uint16_t>(i);
+          step.wait = static_cast<int32_t>(i);
           out.push_back(step);
         }
       }
@@ -502,7 +502,7 @@ std::optional<Violation> Semantics::apply_match_any(State& s, const Step& step) 
   const uint32_t send_call = send->call;
   auto& rs = s.ranks[step.rank];
   auto& waits = rs.threads[step.thread].waits;
-  if (step.wait >= waits.size() || waits[step.wait].kind != WaitKind::P2pAny)
+  if (static_cast<size_t>(step.wait) >= waits.size() || waits[step.wait].kind != WaitKind::P2pAny)
     throw std::logic_error("MatchAny step without its receive");
   const Wait w = waits[step.wait];
   waits.erase(waits.begin() + step.wait);
@@ -618,7 +618,7 @@ void Semantics::device_steps(const State& s, int r, std::vector<Step>& out) cons
     for (const auto& p : e.parts) {
       if (p.done) continue;
       Step step;
-      step.rank = static_cast<uint16_t>(r);
+      step.rank = r;
       step.comm = p.comm;
       step.slot = p.slot;
       if (p.kind == PartKind::Collective) {

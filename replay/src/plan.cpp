@@ -188,12 +188,12 @@ ReplayPlan plan_from_json(const std::string& path, model::World& world) {
   for (const auto& js : j.at("schedule")) {
     Step st;
     st.kind = kinds.at(js.at("kind").get<std::string>());
-    st.rank = js.at("rank").get<uint16_t>();
-    if (js.contains("thread")) st.thread = js.at("thread").get<uint16_t>();
-    if (js.contains("edge")) st.edge = js.at("edge").get<uint16_t>();
-    if (js.contains("comm")) st.comm = js.at("comm").get<uint16_t>();
+    st.rank = js.at("rank").get<int32_t>();
+    if (js.contains("thread")) st.thread = js.at("thread").get<int32_t>();
+    if (js.contains("edge")) st.edge = js.at("edge").get<int32_t>();
+    if (js.contains("comm")) st.comm = js.at("comm").get<int32_t>();
     if (js.contains("slot")) st.slot = js.at("slot").get<uint32_t>();
-    if (js.contains("peer")) st.peer = js.at("peer").get<uint16_t>();
+    if (js.contains("peer")) st.peer = js.at("peer").get<int32_t>();
     if (st.kind == StepKind::Issue) st.call = js.at("calls").at(0).get<int>();
     steps.push_back(st);
   }

@@ -30,19 +30,21 @@ constexpr bool may_violate(StepKind kind) {
   return kind == StepKind::Issue || kind == StepKind::IssueGroup || kind == StepKind::MatchAny;
 }
 
+// Ranks, comms, threads, edges and waits are 32-bit ids, signed as the model's `int` ids are: a world may
+// have more than 65,536 ranks (model::kMaxWorldRanks), and nothing bounds the others below the call limit.
 struct Step {
   StepKind kind = StepKind::Issue;
-  uint16_t rank = 0;  // the acting rank (the sender for CompletePair; the lowest member for Complete)
-  uint16_t thread = 0;
-  uint16_t edge = 0;            // index of the control edge taken
+  int32_t rank = 0;  // the acting rank (the sender for CompletePair; the lowest member for Complete)
+  int32_t thread = 0;
+  int32_t edge = 0;             // index of the control edge taken
   int32_t call = -1;            // Issue: the call issued
   int32_t group = -1;           // IssueGroup: the group alternative (index into ControlProgram::groups)
   int32_t spawned_thread = -1;  // Spawn: the thread started
-  uint16_t comm = 0;            // Complete, CompletePair, MatchAny
-  uint16_t peer = 0;            // CompletePair: the receiver; MatchAny: the sender
+  int32_t comm = 0;             // Complete, CompletePair, MatchAny
+  int32_t peer = 0;             // CompletePair: the receiver; MatchAny: the sender
   uint32_t slot = 0;            // Complete: device slot; CompletePair, MatchAny: pair index
   uint32_t tag = 0;             // MatchAny: the tag of the send taken
-  uint16_t wait = 0;            // MatchAny: the index of the receive's wait among the thread's waits
+  int32_t wait = 0;             // MatchAny: the index of the receive's wait among the thread's waits
   bool operator==(const Step&) const = default;
 };
 

@@ -39,11 +39,14 @@ inline constexpr uint64_t kTeardownBarrierWait = 2;
 // A receive's MPI_ANY_TAG in Wait::tag (MPI tags are >= 0).
 inline constexpr uint32_t kWaitAnyTag = UINT32_MAX;
 
+// Ranks, comms and buffers are named by 32-bit ids everywhere in the state, signed as the model's `int`
+// ids are (a world may have more than 65,536 ranks: model::kMaxWorldRanks); the encoding is varints, so
+// small ids stay one or two bytes.
 struct Wait {
   WaitKind kind = WaitKind::HostSlot;
   uint8_t dir = 0;
-  uint16_t comm = 0;
-  uint16_t peer = 0;   // P2pConnect, P2pHost: the other world rank
+  int32_t comm = 0;
+  int32_t peer = 0;    // P2pConnect, P2pHost: the other world rank
   uint32_t slot = 0;   // HostSlot: host slot; DevDone: device slot; P2pHost: index of the pair
   uint32_t call = 0;   // the call it is blocked in
   uint32_t tag = 0;    // P2pHost, P2pAny (mpi): the message tag; kWaitAnyTag: MPI_ANY_TAG
@@ -79,11 +82,11 @@ enum class PartKind : uint8_t { Collective, Send, Recv, OneSided, SignalWait };
 // One device operation; a group's operations on one stream form one entry (one kernel launch).
 struct DevicePart {
   uint32_t call = 0;
-  uint16_t comm = 0;
+  int32_t comm = 0;
   PartKind kind = PartKind::Collective;
   uint8_t symmetric = 0;
   uint8_t done = 0;
-  uint16_t peer = 0;   // send/recv: the other world rank
+  int32_t peer = 0;    // send/recv: the other world rank
   uint32_t slot = 0;   // collective: device slot; send/recv: index of the pair
   uint64_t count = 0;  // send/recv: the element count at issue, compared with the peer's
   bool operator==(const DevicePart&) const = default;
@@ -117,15 +120,15 @@ enum MemberFlag : uint16_t {
 struct MemberState {
   uint32_t host_issued = 0;  // host slots taken
   uint32_t dev_issued = 0;   // device slots taken
-  uint16_t flags = 0;
-  uint16_t children = 0;  // comms this rank created from this one (split, shrink, grow): ncclComm's childCount
-  uint16_t grows = 0;     // of which grows (the grow id each one needs, on the first and last rank)
+  uint16_t flags = 0;        // MemberFlag bits, not an id: 16 bits as the enum's type (a new flag must fit it)
+  uint32_t children = 0;     // comms this rank created from this one (split, shrink, grow): ncclComm's childCount
+  uint32_t grows = 0;        // of which grows (the grow id each one needs, on the first and last rank)
   bool operator==(const MemberState&) const = default;
 };
 
 struct WindowState {
-  uint16_t comm = 0;
-  uint16_t buffer = 0;
+  int32_t comm = 0;
+  int32_t buffer = 0;
   uint8_t flag = 0;   // model::RegFlag
   uint8_t count = 0;  // registered this many times
   bool operator==(const WindowState&) const = default;
@@ -137,8 +140,8 @@ inline constexpr uint8_t kConnectSends = 2;
 inline constexpr uint8_t kConnectReceives = 4;
 
 struct P2pState {
-  uint16_t comm = 0;
-  uint16_t peer = 0;
+  int32_t comm = 0;
+  int32_t peer = 0;
   uint32_t tag = 0;             // mpi: one record per message tag (messages of one tag match in order); nccl: 0
   uint32_t sends = 0;           // to peer
   uint32_t recvs = 0;           // from peer
@@ -170,7 +173,7 @@ struct RankState {
   uint32_t process_grouped = 0;
   // mpi_progress = weak: the rooted collectives (comm, host slot) this rank left early and has not
   // entered MPI since; sorted. Its next MPI call empties it.
-  std::vector<std::pair<uint16_t, uint32_t>> left_early;
+  std::vector<std::pair<int32_t, uint32_t>> left_early;
   bool operator==(const RankState&) const = default;
 };
 
@@ -180,7 +183,7 @@ struct OpenSlot {
   uint32_t arrived = 0;  // members that took this slot; it completes when all have (O(1), not a scan)
   uint64_t count = 0;
   uint8_t symmetric = 0;
-  std::vector<std::pair<uint16_t, int16_t>> split_children;  // (rank, child comm or -1)
+  std::vector<std::pair<int32_t, int32_t>> split_children;  // (rank, child comm or -1)
   bool operator==(const OpenSlot&) const = default;
 };
 

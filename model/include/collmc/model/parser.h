@@ -9,10 +9,10 @@
 namespace collmc::model {
 
 // The largest world a scenario may declare (`ranks N`), and so the largest `collmc gen` writes: the two
-// agree. 2^16 = 65,536 ranks: the checker names ranks and comms with 16-bit ids (checker/next_state.h
-// Step, checker/state.h Wait and Member); a larger world needs those widened first (docs/PERFORMANCE.md,
-// "Issue 37": W = 131,072 was tried and stopped in the search).
-inline constexpr int kMaxWorldRanks = 1 << 16;
+// agree. 2^18 = 262,144 ranks: the checker names ranks, comms and buffers with 32-bit ids, so the bound is
+// memory and time, not the ids (docs/PERFORMANCE.md, "Issue 37": a sorted Megatron-FSDP layout at
+// W = 262,144 is `safe`). The resolver's call limit grows with it (resolve.cpp, kMaxCallsPerRank).
+inline constexpr int kMaxWorldRanks = 1 << 18;
 
 Scenario parse_scenario(const std::shared_ptr<const SourceFile>& file);
 Scenario parse_file(const std::string& path);
