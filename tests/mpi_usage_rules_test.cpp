@@ -242,23 +242,26 @@ TEST(MpiUsageRules, AStartEpochsTransferIsInFlightAtItsTargetUntilTheMatchingWai
 }
 
 TEST(MpiUsageRules, AMessageAfterTheUnlockOrdersThePutBeforeTheOwnersLoad) {
-  // Rank 0 puts to rank 1's first int under a lock and, after the unlock, sends rank 1 a token; rank 1 loads the
-  // int after receiving it (ordered: the run's happens-before order, MPI 4.1 sec. 3.5, 12.7) or before (a race).
+  // Rank 0 puts to rank 1's first int under a lock, passes a barrier with rank 1, unlocks and sends rank 1 a token;
+  // rank 1, holding no epoch, loads the int after the barrier (the put is under way and not complete: a race,
+  // MPI 4.1 sec. 12.7) or after receiving the token (ordered by the run's happens-before order, sec. 3.5).
   auto run = [](bool load_after_token) {
     return scenario(with_window(2, [&](int r, Process& p) {
       const std::string token = R"("comm":"0x10","count":1,"dtype":"MPI_INT","tag":7,"buf":"0x8000","bytes":4)";
+      const std::string barrier = R"("comm":"0x10","count":0,"dtype":"MPI_DATATYPE_NULL")";
       if (r == 0)
         p.call("MPI_Win_lock", R"("win":"0x40","target":1,"lock":"shared")")
             .call("MPI_Put", put(1, 0))
+            .at(50)
+            .call("MPI_Barrier", barrier)
             .call("MPI_Win_unlock", R"("win":"0x40","target":1)")
             .call("MPI_Send", token + R"(,"peer":1)");
       if (r == 1) {
+        p.at(50).call("MPI_Barrier", barrier);
         if (!load_after_token) p.access(false, "0x1000", 4);
         p.at(100).call("MPI_Recv", token + R"(,"peer":0)", R"("source":0,"tag":7)");
         if (load_after_token) p.access(false, "0x1000", 4);
-        p.call("MPI_Barrier", R"("comm":"0x10","count":0,"dtype":"MPI_DATATYPE_NULL")");
       }
-      if (r == 0) p.at(100).call("MPI_Barrier", R"("comm":"0x10","count":0,"dtype":"MPI_DATATYPE_NULL")");
     }));
   };
   const std::string racing = run(false);
@@ -266,6 +269,25 @@ TEST(MpiUsageRules, AMessageAfterTheUnlockOrdersThePutBeforeTheOwnersLoad) {
   EXPECT_NE(racing.find("a data race"), std::string::npos) << racing;
   const std::string ordered = run(true);
   EXPECT_EQ(ordered.find("mpi_error"), std::string::npos) << ordered;
+}
+
+TEST(MpiUsageRules, TwoPutsOfOneOriginToOneIntRaceUntilAFlushOrdersThem) {
+  // MPI 4.1 sec. 12.7: two puts of rank 0 to rank 1's first int under one lock; a flush between them completes the
+  // first at the target, a flush_local only at the origin.
+  auto run = [](const char* between) {
+    return scenario(with_window(2, [&](int r, Process& p) {
+      if (r != 0) return;
+      p.call("MPI_Win_lock", R"("win":"0x40","target":1,"lock":"shared")").call("MPI_Put", put(1, 0));
+      if (*between != '\0') p.call(between, R"("win":"0x40","target":1)");
+      p.call("MPI_Put", put(1, 0, "0x9100")).call("MPI_Win_unlock", R"("win":"0x40","target":1)");
+    }));
+  };
+  const std::string racing = run("");
+  EXPECT_NE(racing.find("while its MPI_Put to rank 1 writing its window is not yet completed"), std::string::npos)
+      << racing;
+  EXPECT_EQ(verdict(racing), collmc::model::Verdict::UsageError) << racing;
+  EXPECT_NE(run("MPI_Win_flush_local").find("is not yet completed"), std::string::npos);
+  EXPECT_EQ(run("MPI_Win_flush").find("mpi_error"), std::string::npos) << run("MPI_Win_flush");
 }
 
 TEST(MpiUsageRules, TheBufferOfANonblockingCallIsInUseUntilItsWait) {

@@ -192,6 +192,7 @@ class MpiAssembler {
         usage_rules_.several_hosts();
     insert_usage_errors(calls);
     Trace t = build(calls);
+    for (const auto& note : usage_rules_.notes()) t.notes.push_back(note);
     if (!unmodelled_.empty()) {
       std::string names;
       for (const auto& [name, n] : unmodelled_)

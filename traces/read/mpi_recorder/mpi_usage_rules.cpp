@@ -260,6 +260,16 @@ bool MpiUsageRules::happens_before(const Access& x, const Access& y) const {
   return static_cast<size_t>(x.rank) < clock.size() && static_cast<size_t>(clock[static_cast<size_t>(x.rank)]) >= end;
 }
 
+// x's issue happens before y: y's rank, when y began, knew that x's rank had entered the call that issued x.
+bool MpiUsageRules::issued_before(const Access& x, const Access& y) const {
+  if (!clocks_known_ || x.rank < 0) return false;
+  auto it = entry_clocks_.find(y.p);
+  if (it == entry_clocks_.end() || y.index >= it->second.size()) return false;
+  const std::vector<int32_t>& clock = it->second[y.index];
+  return static_cast<size_t>(x.rank) < clock.size() &&
+         static_cast<size_t>(clock[static_cast<size_t>(x.rank)]) >= 2 * x.index + 1;
+}
+
 void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx) {
   ProcessRules& pr = processes_[p];
   pr.rank = ctx.world_rank;
@@ -470,7 +480,8 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
         const bool all = info.has(kAll);
         if (!e.lock_all && (all ? e.locks.empty() : !e.locks.count(target)))
           error(p, i, name + " on " + ctx.window + " outside a passive-target epoch (MPI 4.1 sec. 12.5.4)");
-        complete_pending(e, i, pr, all ? -1 : target);
+        // MPI_Win_flush_local(_all) completes the transfers at the origin only (MPI 4.1 sec. 12.5.4).
+        complete_pending(e, i, pr, all ? -1 : target, info.has(kLocalOnly));
         break;
       }
       case MpiFamily::WinStart:
@@ -633,11 +644,12 @@ void MpiUsageRules::rma_call(size_t p, size_t i, const RecorderLine* in, const R
   }
 }
 
-void MpiUsageRules::complete_pending(Epochs& e, size_t i, const ProcessRules& pr, int64_t target) {
+void MpiUsageRules::complete_pending(Epochs& e, size_t i, const ProcessRules& pr, int64_t target, bool local_only) {
   std::vector<size_t> still;
   for (size_t k : e.pending) {
     Access& a = accesses_[k];
-    const bool hit = target < 0 || (a.window.empty() ? true : a.owner == target);
+    const bool hit =
+        (target < 0 || (a.window.empty() ? true : a.owner == target)) && !(local_only && !a.window.empty());
     if (!hit) {
       still.push_back(k);
       continue;
@@ -752,7 +764,12 @@ void MpiUsageRules::find_races() {
     if (accesses_[k].owner >= 0) by_owner[accesses_[k].owner].push_back(k);
   constexpr size_t kMaxPerOwner = 4096;
   for (const auto& [owner, ks] : by_owner) {
-    if (ks.size() > kMaxPerOwner) continue;
+    if (ks.size() > kMaxPerOwner) {
+      notes_.push_back("the race rules did not compare the " + std::to_string(ks.size()) + " accesses to rank " +
+                       std::to_string(owner) + "'s memory (more than " + std::to_string(kMaxPerOwner) +
+                       ", compared in pairs): races there are not checked");
+      continue;
+    }
     for (size_t x = 0; x < ks.size(); ++x)
       for (size_t y = x + 1; y < ks.size(); ++y) {
         const Access& a = accesses_[ks[x]];
@@ -778,7 +795,14 @@ void MpiUsageRules::find_races() {
           // buffer"): only the program's loads and stores and RMA transfers are judged against it.
           if (first.nonblocking && !second.program && !second.rma) continue;
           if (first.nonblocking && second.nonblocking) continue;
-          if (!first.window.empty() && !second.window.empty()) continue;  // two transfers to this rank's own window
+          // Two transfers of one origin to the same bytes of a window, the second issued before the first was
+          // completed (by a flush, an unlock, the epoch's end): MPI orders neither (sec. 12.7), one writes.
+          if (!first.window.empty() && !second.window.empty()) {
+            error(second.p, second.index,
+                  second.what + " while its " + first.what + " is not yet completed: the same bytes of rank " +
+                      std::to_string(owner) + ", one of them written, with nothing ordering them (MPI 4.1 sec. 12.7)");
+            continue;
+          }
           error(second.p, second.index,
                 second.what + " while " + first.what +
                     (first.nonblocking
@@ -801,9 +825,14 @@ void MpiUsageRules::find_races() {
           if (xa != nullptr && xb != nullptr && xa != xb) continue;  // the target's epochs follow each other
         }
         const Access& local = a_remote ? b : a;
-        // An MPI call's buffer counts only inside an epoch; the program's own loads and stores always do (MPI 4.1
-        // sec. 12.7: a window location is not to be loaded or stored while a concurrent put targets it).
-        if (!(a_remote && b_remote) && !local.rma && !local.in_epoch && !local.program) continue;
+        // An MPI call's buffer counts only inside an epoch. The program's own loads and stores outside every
+        // epoch count when the transfer was known to be under way (its issue happens before the access, e.g. a
+        // put before a barrier the owner then passed, MPI 4.1 sec. 12.7); an access that nothing orders with the
+        // transfer at all is the window's initialisation after MPI_Win_create in MBI's correct codes
+        // (LocalConcurrency_Win_lock_Get_ok stores to its window before any epoch): not judged.
+        if (!(a_remote && b_remote) && !local.rma && !local.in_epoch &&
+            !(local.program && issued_before(a_remote ? a : b, local)))
+          continue;
         // The owner's access under its own exclusive lock of the window and a transfer under another exclusive
         // lock of it: the locks serialise them (MPI 4.1 sec. 12.5.3).
         if (!(a_remote && b_remote) && local.exclusive && (a_remote ? a : b).exclusive &&

@@ -46,6 +46,8 @@ class MpiUsageRules {
   // A load or store of the program itself (an "access" line), before call `a.before_call` of process p; the
   // calls before it were observed. Reported, when erroneous, at that call.
   void program_access(size_t p, const RecordedAccess& a, const std::string& file);
+  // What the rules could not judge (said in the import summary), once errors() ran.
+  const std::vector<std::string>& notes() const { return notes_; }
   // The errors, by (process, call index), in the order found; the races across ranks are found here.
   std::map<std::pair<size_t, size_t>, std::vector<std::string>> errors();
 
@@ -119,7 +121,7 @@ class MpiUsageRules {
   void observe_call(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx);
   void rma_call(size_t p, size_t i, const RecorderLine* in, const RecorderLine* ret, const MpiCallContext& ctx,
                 Epochs& e);
-  void complete_pending(Epochs& e, size_t i, const ProcessRules& pr, int64_t target);
+  void complete_pending(Epochs& e, size_t i, const ProcessRules& pr, int64_t target, bool local_only = false);
   void close_window(size_t p, size_t i, const std::string& window, Epochs& e, const char* why);
   void local_access(size_t p, size_t i, const RecorderLine* in, const char* addr, const char* bytes, bool write,
                     const std::string& what);
@@ -145,6 +147,7 @@ class MpiUsageRules {
   void sync_point(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx, bool synchronised);
   void compute_clocks();
   bool happens_before(const Access& x, const Access& y) const;
+  bool issued_before(const Access& x, const Access& y) const;
   std::map<size_t, std::vector<SyncPoint>> sync_points_;
   std::map<size_t, std::map<uint64_t, int64_t>> posted_receives_;     // process -> request -> the posted tag
   std::map<size_t, std::vector<std::vector<int32_t>>> entry_clocks_;  // process -> call -> clock at its entry
@@ -153,6 +156,7 @@ class MpiUsageRules {
   std::map<size_t, ProcessRules> processes_;
   std::map<std::pair<std::string, int>, WindowMemory> memory_;  // (window, world rank) -> its bytes
   std::vector<Access> accesses_;
+  std::vector<std::string> notes_;
   std::map<std::pair<size_t, size_t>, std::vector<std::string>> errors_;
 };
 
