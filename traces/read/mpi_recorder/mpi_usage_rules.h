@@ -62,6 +62,7 @@ class MpiUsageRules {
     int comm_size = -1;
     bool world_comm = false;  // made on MPI_COMM_WORLD: targets are world ranks (races are checked)
     bool freed = false;
+    int created_syncs = 0;        // the rank's synchronisation count just after the window's creation
     std::vector<size_t> pending;  // this rank's RMA calls (indices into accesses_) not yet completed
     // Start/complete and post/wait epochs (MPI 4.1 sec. 12.5.2), with their groups as world ranks (empty: the
     // trace did not say): a transfer of the n-th start epoch that holds its target pairs with the target's n-th
@@ -108,9 +109,9 @@ class MpiUsageRules {
     int64_t tag_ub = -1;
     int syncs = 0;  // collective synchronisations so far (fences, world collectives, ...)
     std::map<std::string, Epochs> windows;
-    std::map<uint64_t, std::string> requests;    // posted, not yet completed: handle -> the call that posted it
-    std::map<uint64_t, size_t> request_buffers;  // handle -> its buffer's access (accesses_), until completed
-    bool requests_unknown = false;               // a completion listed more requests than its line holds
+    std::map<uint64_t, std::string> requests;  // posted, not yet completed: handle -> the call that posted it
+    std::map<uint64_t, std::vector<size_t>> request_buffers;  // handle -> accesses (accesses_) it completes
+    bool requests_unknown = false;                            // a completion listed more requests than its line holds
   };
   struct WindowMemory {
     uint64_t base = 0;
@@ -148,6 +149,7 @@ class MpiUsageRules {
   void compute_clocks();
   bool happens_before(const Access& x, const Access& y) const;
   bool issued_before(const Access& x, const Access& y) const;
+  int created_syncs(size_t p, const std::string& window) const;
   std::map<size_t, std::vector<SyncPoint>> sync_points_;
   std::map<size_t, std::map<uint64_t, int64_t>> posted_receives_;     // process -> request -> the posted tag
   std::map<size_t, std::vector<std::vector<int32_t>>> entry_clocks_;  // process -> call -> clock at its entry
