@@ -379,6 +379,7 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
       a.hi = a.lo + static_cast<uint64_t>(number(in, "bytes", 0));
       a.write = family == MpiFamily::Recv;
       a.rma = a.nonblocking = true;  // in flight until `done`
+      a.tid = number(in, "tid", 0);
       a.done = SIZE_MAX;
       a.sync_from = a.sync_to = pr.syncs;
       a.in_epoch = in_epoch(pr);
@@ -406,7 +407,17 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
         pr.request_buffers.erase(b);
       }
     }
-    if (handle.find("...") != std::string::npos) pr.requests_unknown = true;
+    if (handle.find("...") != std::string::npos) {
+      // A list cut short: the requests past the cut may complete here; their buffers are taken as completed.
+      pr.requests_unknown = true;
+      for (const auto& [r, ks] : pr.request_buffers)
+        for (size_t k : ks)
+          if (accesses_[k].done == SIZE_MAX) {
+            accesses_[k].done = i;
+            accesses_[k].sync_to = pr.syncs;
+          }
+      pr.request_buffers.clear();
+    }
   };
   if (info.call == MpiCall::Wait || family == MpiFamily::RequestFree ||
       (info.call == MpiCall::Test && ok && number(ret, "flag", 0) != 0))
@@ -423,7 +434,7 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
     for (int64_t k : picked)
       if (k >= 0 && static_cast<size_t>(k) < reqs.size()) done(reqs[static_cast<size_t>(k)]);
     for (const auto& h : reqs)
-      if (h.find("...") != std::string::npos) pr.requests_unknown = true;
+      if (h.find("...") != std::string::npos) done(h);  // cut short: see `done`
   }
 
   // ---- RMA: epochs (MPI 4.1 sec. 12.5) and the bytes each transfer touches (sec. 12.7) ----
@@ -614,6 +625,7 @@ void MpiUsageRules::rma_call(size_t p, size_t i, const RecorderLine* in, const R
   origin.sync_from = origin.sync_to = pr.syncs;
   origin.done = SIZE_MAX;
   origin.order = 2 * i;
+  origin.tid = number(in, "tid", 0);
   origin.pscw = e.access && !e.lock_all && e.locks.count(target) == 0;
   if (origin.pscw && e.world_comm && !e.starts.empty() && e.starts.back().count(target) > 0) {
     origin.pscw_nth = 0;  // the earlier start epochs that held this target
@@ -644,6 +656,7 @@ void MpiUsageRules::rma_call(size_t p, size_t i, const RecorderLine* in, const R
     result.write = true;
     result.what = what + " writing its result buffer";
     if (result.lo != 0 && result.hi > result.lo) {
+      if (request != 0) pr.request_buffers[request].push_back(accesses_.size());
       e.pending.push_back(accesses_.size());
       accesses_.push_back(result);
     }
@@ -688,6 +701,7 @@ void MpiUsageRules::local_access(size_t p, size_t i, const RecorderLine* in, con
   a.hi = lo + static_cast<uint64_t>(n);
   a.write = write;
   a.order = 2 * i;
+  a.tid = number(in, "tid", 0);
   a.sync_from = a.sync_to = pr.syncs;
   a.in_epoch = in_epoch(pr);
   self_lock(pr, a);
@@ -715,6 +729,7 @@ void MpiUsageRules::program_access(size_t p, const RecordedAccess& ra, const std
   a.hi = lo + static_cast<uint64_t>(n);
   a.write = text(l, "call") == "store";
   a.program = true;
+  a.tid = number(l, "tid", 0);
   a.sync_from = a.sync_to = pr.syncs;
   a.in_epoch = in_epoch(pr);
   self_lock(pr, a);
@@ -801,6 +816,10 @@ void MpiUsageRules::find_races() {
           const Access& second = a.order <= b.order ? b : a;
           const bool completed_before = first.done != SIZE_MAX && second.order >= 2 * first.done;
           if (!first.rma || second.order <= first.order || completed_before) continue;
+          // The program's access of another thread: written before that thread's next call, it may have come
+          // anywhere since its last one (after the completion too, ordered by an OpenMP barrier the trace does
+          // not see): not judged against this thread's transfer.
+          if ((first.program || second.program) && first.tid != second.tid) continue;
           // A nonblocking send's or receive's buffer against another point-to-point call's: MPICH's own tests
           // post several receives into one buffer (test/mpi/pt2pt/patterns.c, inactivereq.c) and MPI 4.1 sec.
           // 3.7.2 speaks of the program's accesses ("the receiver should not access any part of the receive

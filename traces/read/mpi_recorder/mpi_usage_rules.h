@@ -92,6 +92,7 @@ class MpiUsageRules {
     size_t done = SIZE_MAX;          // the call index that completed it (RMA), else its own index
     size_t order = 0;                // where in the rank's run: 2 x its call index; a program access, 2 x index - 1
     bool program = false;            // a load or store of the program itself (program_access)
+    int64_t tid = 0;                 // the thread of the call (or of the program's access)
     bool pscw = false;               // an RMA transfer in a start/complete epoch (MPI_Win_start)
     int pscw_nth = -1;               // pscw: which of the origin's start epochs holding the target (0: the first)
     bool nonblocking = false;        // the buffer of a nonblocking send or receive, in use until its request completes

@@ -104,8 +104,7 @@ void write_memory_accesses() {
   for (size_t i = 0; i < count; ++i) {
     JsonLine line;
     begin_event(line, "access", next_seq(), t_runs[i].write ? "store" : "load");
-    line.ptr("addr", reinterpret_cast<const void*>(t_runs[i].lo))
-        .i64("bytes", static_cast<int64_t>(t_runs[i].hi - t_runs[i].lo));
+    line.hex("addr", t_runs[i].lo, 0).i64("bytes", static_cast<int64_t>(t_runs[i].hi - t_runs[i].lo));
     if (i + 1 == count && left_out > 0) line.u64("runs_left_out", left_out);
     if (i + 1 == count && g_watch_full) line.i64("watch_full", 1);
     write_line(line);
@@ -117,6 +116,7 @@ void write_memory_accesses() {
 using collmc::recorder::mpi_hooks::touched;
 
 #pragma GCC visibility push(default)
+// NOLINTBEGIN(bugprone-reserved-identifier): the names are SanitizerCoverage's ABI
 extern "C" {
 // SanitizerCoverage's callbacks (clang's -fsanitize-coverage=trace-loads,trace-stores): the address only (the
 // 16-byte ones take an __int128*, which ISO C++ does not name: the pointer's bits are the same).
@@ -131,4 +131,5 @@ void __sanitizer_cov_store4(uint32_t* addr) { touched(addr, 4, true); }
 void __sanitizer_cov_store8(uint64_t* addr) { touched(addr, 8, true); }
 void __sanitizer_cov_store16(void* addr) { touched(addr, 16, true); }
 }
+// NOLINTEND(bugprone-reserved-identifier)
 #pragma GCC visibility pop
