@@ -251,13 +251,18 @@ void MpiUsageRules::compute_clocks() {
 // before call i: entered call i; an MPI call's: returned from it; an RMA transfer's: returned from the call that
 // completed it).
 bool MpiUsageRules::happens_before(const Access& x, const Access& y) const {
-  if (!clocks_known_ || x.rank < 0) return false;
   if (!x.program && x.rma && x.done == SIZE_MAX) return false;  // never completed
-  const size_t end = x.program ? 2 * x.index + 1 : 2 * (x.rma ? x.done : x.index) + 2;
+  const auto end = static_cast<int64_t>(x.program ? 2 * x.index + 1 : 2 * (x.rma ? x.done : x.index) + 2);
+  return known_of(y, x.rank) >= end;
+}
+
+// How far y's rank knew `rank` had come when y began (a clock component; -1: not known).
+int64_t MpiUsageRules::known_of(const Access& y, int rank) const {
+  if (!clocks_known_ || rank < 0) return -1;
   auto it = entry_clocks_.find(y.p);
-  if (it == entry_clocks_.end() || y.index >= it->second.size()) return false;
+  if (it == entry_clocks_.end() || y.index >= it->second.size()) return -1;
   const std::vector<int32_t>& clock = it->second[y.index];
-  return static_cast<size_t>(x.rank) < clock.size() && static_cast<size_t>(clock[static_cast<size_t>(x.rank)]) >= end;
+  return static_cast<size_t>(rank) < clock.size() ? clock[static_cast<size_t>(rank)] : -1;
 }
 
 // The synchronisation count of process p just after it created `window` (INT32_MAX: not known).
@@ -270,12 +275,7 @@ int MpiUsageRules::created_syncs(size_t p, const std::string& window) const {
 
 // x's issue happens before y: y's rank, when y began, knew that x's rank had entered the call that issued x.
 bool MpiUsageRules::issued_before(const Access& x, const Access& y) const {
-  if (!clocks_known_ || x.rank < 0) return false;
-  auto it = entry_clocks_.find(y.p);
-  if (it == entry_clocks_.end() || y.index >= it->second.size()) return false;
-  const std::vector<int32_t>& clock = it->second[y.index];
-  return static_cast<size_t>(x.rank) < clock.size() &&
-         static_cast<size_t>(clock[static_cast<size_t>(x.rank)]) >= 2 * x.index + 1;
+  return known_of(y, x.rank) >= static_cast<int64_t>(2 * x.index + 1);
 }
 
 void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx) {
@@ -399,11 +399,7 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
     if (auto v = parse_hex_field(handle)) {
       pr.requests.erase(*v);
       if (auto b = pr.request_buffers.find(*v); b != pr.request_buffers.end()) {
-        for (size_t k : b->second)
-          if (accesses_[k].done == SIZE_MAX) {
-            accesses_[k].done = i;
-            accesses_[k].sync_to = pr.syncs;
-          }
+        for (size_t k : b->second) complete(accesses_[k], i, pr);
         pr.request_buffers.erase(b);
       }
     }
@@ -411,11 +407,7 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
       // A list cut short: the requests past the cut may complete here; their buffers are taken as completed.
       pr.requests_unknown = true;
       for (const auto& [r, ks] : pr.request_buffers)
-        for (size_t k : ks)
-          if (accesses_[k].done == SIZE_MAX) {
-            accesses_[k].done = i;
-            accesses_[k].sync_to = pr.syncs;
-          }
+        for (size_t k : ks) complete(accesses_[k], i, pr);
       pr.request_buffers.clear();
     }
   };
@@ -679,12 +671,16 @@ void MpiUsageRules::complete_pending(Epochs& e, size_t i, const ProcessRules& pr
       still.push_back(k);
       continue;
     }
-    if (a.done == SIZE_MAX) {  // a request-based transfer's wait may have completed its origin side before
-      a.done = i;
-      a.sync_to = pr.syncs;
-    }
+    complete(a, i, pr);  // a request-based transfer's wait may have completed its origin side before
   }
   e.pending = std::move(still);
+}
+
+// Call i of its rank completes `a`, unless an earlier call did (a request's wait, then the epoch's end).
+void MpiUsageRules::complete(Access& a, size_t i, const ProcessRules& pr) {
+  if (a.done != SIZE_MAX) return;
+  a.done = i;
+  a.sync_to = pr.syncs;
 }
 
 void MpiUsageRules::local_access(size_t p, size_t i, const RecorderLine* in, const char* addr, const char* bytes,
@@ -860,26 +856,26 @@ void MpiUsageRules::find_races() {
           if (xa != nullptr && xb != nullptr && xa != xb) continue;  // the target's epochs follow each other
         }
         const Access& local = a_remote ? b : a;
+        const Access& transfer = a_remote ? a : b;  // with both remote: a
         // An MPI call's buffer counts only inside an epoch. The program's own loads and stores outside every
         // epoch count (MPI 4.1 sec. 12.7) once the owner has passed a synchronisation after creating the window,
         // or when the transfer's issue happens before them; before that they are the window's initialisation,
         // which MBI's correct codes do right after MPI_Win_create while another rank's epoch may already run
         // (LocalConcurrency_Win_lock_Get_ok): not judged.
         if (!(a_remote && b_remote) && !local.rma && !local.in_epoch &&
-            !(local.program && (issued_before(a_remote ? a : b, local) ||
-                                local.sync_from > created_syncs(local.p, (a_remote ? a : b).window))))
+            !(local.program &&
+              (issued_before(transfer, local) || local.sync_from > created_syncs(local.p, transfer.window))))
           continue;
         // The owner's access under its own exclusive lock of the window and a transfer under another exclusive
         // lock of it: the locks serialise them (MPI 4.1 sec. 12.5.3).
-        if (!(a_remote && b_remote) && local.exclusive && (a_remote ? a : b).exclusive &&
-            local.locked_window == (a_remote ? a : b).window)
+        if (!(a_remote && b_remote) && local.exclusive && transfer.exclusive && local.locked_window == transfer.window)
           continue;
         // A transfer of a start/complete epoch is in flight at its target from the post to the wait of the
         // target's matching exposure epoch (MPI 4.1 sec. 12.5.2), whatever the synchronisation counts say. Where
         // the trace does not say the groups, the program's own accesses are not judged against it (MPICH's
         // test/mpi/rma/at_complete.c orders them by the wait).
-        if (const Access& remote = a_remote ? a : b; remote.pscw && !(a_remote && b_remote)) {
-          const std::optional<bool> inside = inside_exposure(remote, local);
+        if (transfer.pscw && !(a_remote && b_remote)) {
+          const std::optional<bool> inside = inside_exposure(transfer, local);
           if (inside ? !*inside : local.program) continue;
         }
         const Access& at = (a_remote && b_remote) ? b : local;

@@ -123,6 +123,7 @@ class MpiUsageRules {
   void observe_call(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx);
   void rma_call(size_t p, size_t i, const RecorderLine* in, const RecorderLine* ret, const MpiCallContext& ctx,
                 Epochs& e);
+  static void complete(Access& a, size_t i, const ProcessRules& pr);
   void complete_pending(Epochs& e, size_t i, const ProcessRules& pr, int64_t target, bool local_only = false);
   void close_window(size_t p, size_t i, const std::string& window, Epochs& e, const char* why);
   void local_access(size_t p, size_t i, const RecorderLine* in, const char* addr, const char* bytes, bool write,
@@ -150,6 +151,7 @@ class MpiUsageRules {
   void compute_clocks();
   bool happens_before(const Access& x, const Access& y) const;
   bool issued_before(const Access& x, const Access& y) const;
+  int64_t known_of(const Access& y, int rank) const;
   int created_syncs(size_t p, const std::string& window) const;
   std::map<size_t, std::vector<SyncPoint>> sync_points_;
   std::map<size_t, std::map<uint64_t, int64_t>> posted_receives_;     // process -> request -> the posted tag
