@@ -21,14 +21,14 @@ using collmc::traces::read_recorder_buffers;
 // One process's trace: its calls as (name, entry fields, return fields), numbered in order.
 class Process {
  public:
-  explicit Process(int rank, int size) {
+  explicit Process(int rank, int size, int64_t tag_ub = 32767) {
     text_ = R"({"ev":"process","format":"collmc-mpi-recorder","version":1,"pid":)" + std::to_string(100 + rank) +
             R"(,"ppid":1,"host":"h","exe":"/bin/x","t_mono_ns":1,"t_wall_ns":2,"env_rank":-1,"env_local_rank":-1,)"
             R"("env_world_size":-1})"
             "\n";
     call("MPI_Init", "",
          R"("world_rank":)" + std::to_string(rank) + R"(,"world_size":)" + std::to_string(size) +
-             R"(,"world":"0x10","self":"0x20","comm_null":"0x30","tag_ub":32767)");
+             R"(,"world":"0x10","self":"0x20","comm_null":"0x30","tag_ub":)" + std::to_string(tag_ub));
   }
   Process& call(const std::string& name, const std::string& in, const std::string& out = "") {
     ++seq_;
@@ -369,7 +369,9 @@ TEST(MpiUsageRules, ArgumentsAndRequests) {
   }
   const std::string s = scenario(ps);
   EXPECT_NE(s.find("MPI_Bcast with root 2 on a communicator of 2 ranks"), std::string::npos) << s;
-  EXPECT_NE(s.find("MPI_Allreduce on MPI_COMM_NULL"), std::string::npos) << s;
+  // A collective on MPI_COMM_NULL is written as the program made it; the semantics reports it (mpi_rules_test.cpp).
+  EXPECT_EQ(s.find("MPI_Allreduce on MPI_COMM_NULL"), std::string::npos) << s;
+  EXPECT_NE(s.find("all_reduce null "), std::string::npos) << s;
   EXPECT_NE(s.find("MPI_Isend with MPI_DATATYPE_NULL"), std::string::npos) << s;
   EXPECT_NE(s.find("MPI_Isend with tag -1"), std::string::npos) << s;
   EXPECT_NE(s.find("was never completed"), std::string::npos) << s;
@@ -386,6 +388,59 @@ TEST(MpiUsageRules, ArgumentsAndRequests) {
   const std::string g = scenario(good);
   EXPECT_EQ(g.find("mpi_error"), std::string::npos) << g;
   EXPECT_EQ(verdict(g), collmc::model::Verdict::Safe) << g;
+}
+
+// Issue 32 item 3: the arguments of a call the import writes as a statement (its communicator, datatype, op,
+// tag) are written as the program passed them, and the semantics judges them (model/mpi_rules.def): the
+// imported scenario says `dtype=null`, not an mpi_error, and the check gives the hand-written verdict.
+TEST(MpiUsageRules, ArgumentsAStatementCarriesAreJudgedByTheSemantics) {
+  auto run = [](const std::string& bcast_dtype, const std::string& op, int tag, int64_t tag_ub = 32767) {
+    std::vector<Process> ps;
+    for (int r = 0; r < 2; ++r) {
+      Process p(r, 2, tag_ub);
+      p.call("MPI_Bcast", R"("comm":"0x10","count":1,"dtype":")" + bcast_dtype + R"(","root":0)");
+      p.call("MPI_Allreduce", R"("comm":"0x10","count":1,"dtype":"MPI_INT","op":")" + op + "\"");
+      if (r == 0) p.call("MPI_Send", R"("comm":"0x10","count":1,"dtype":"MPI_INT","peer":1,"tag":)" + std::to_string(tag));
+      if (r == 1)
+        p.call("MPI_Recv", R"("comm":"0x10","count":1,"dtype":"MPI_INT","peer":0,"tag":-1)", R"("source":0,"tag":0)");
+      p.call("MPI_Finalize", "");
+      ps.push_back(p);
+    }
+    return scenario(ps);
+  };
+  const std::string null_type = run("MPI_DATATYPE_NULL", "sum", 1);
+  EXPECT_NE(null_type.find("broadcast world"), std::string::npos) << null_type;
+  EXPECT_NE(null_type.find("dtype=null"), std::string::npos) << null_type;
+  EXPECT_EQ(null_type.find("mpi_error"), std::string::npos) << null_type;
+  const auto checked = collmc::testing::check_text(null_type);
+  EXPECT_EQ(checked.verdict, collmc::model::Verdict::UsageError) << null_type;
+  ASSERT_TRUE(checked.violation);
+  EXPECT_NE(checked.violation->message.find("a null handle is no valid datatype (MPI 4.1 sec. 2.5.4, 3.2.2)"),
+            std::string::npos)
+      << checked.violation->message;
+
+  const std::string null_op = run("MPI_INT", "null", 1);
+  EXPECT_NE(null_op.find("op=null"), std::string::npos) << null_op;
+  EXPECT_EQ(verdict(null_op), collmc::model::Verdict::UsageError) << null_op;
+
+  const std::string negative = run("MPI_INT", "sum", -7);
+  EXPECT_NE(negative.find("tag=-7"), std::string::npos) << negative;
+  EXPECT_EQ(negative.find("mpi_error"), std::string::npos) << negative;
+  EXPECT_EQ(verdict(negative), collmc::model::Verdict::UsageError) << negative;
+
+  // The library's MPI_TAG_UB as the run reported it: 40000 is above the trace's 32767.
+  const std::string above = run("MPI_INT", "sum", 40000);
+  EXPECT_NE(above.find("tag=40000"), std::string::npos) << above;
+  EXPECT_EQ(above.find("set mpi_tag_ub"), std::string::npos) << above;  // 32767: the default
+  EXPECT_EQ(verdict(above), collmc::model::Verdict::UsageError) << above;
+
+  const std::string larger_bound = run("MPI_INT", "sum", 40000, 65535);
+  EXPECT_NE(larger_bound.find("set mpi_tag_ub = 65535"), std::string::npos) << larger_bound;
+  EXPECT_EQ(verdict(larger_bound), collmc::model::Verdict::Safe) << larger_bound;
+
+  const std::string fine = run("MPI_INT", "sum", 3);
+  EXPECT_EQ(fine.find("mpi_error"), std::string::npos) << fine;
+  EXPECT_EQ(verdict(fine), collmc::model::Verdict::Safe) << fine;
 }
 
 TEST(MpiUsageRules, BlockingAndNonblockingCollectivesOfOneKindMismatch) {

@@ -34,6 +34,8 @@ const char* token_kind_name(TokKind kind) {
       return "'='";
     case TokKind::Arrow:
       return "'->'";
+    case TokKind::Minus:
+      return "'-'";
     case TokKind::DotDot:
       return "'..'";
     case TokKind::Star:
@@ -183,6 +185,10 @@ class Lexer {
       pos_ += 2;
       return make(TokKind::Arrow, begin, pos_);
     }
+    if (c == '-') {
+      ++pos_;
+      return make(TokKind::Minus, begin, pos_);
+    }
     if (c == '.' && pos_ + 1 < s_.size() && s_[pos_ + 1] == '.') {
       pos_ += 2;
       return make(TokKind::DotDot, begin, pos_);
@@ -197,7 +203,7 @@ class Lexer {
     }
     fail(begin, line_, static_cast<int>(begin - line_start_) + 1,
          "unexpected character '" + shown +
-             "': expected a name, a number, a string, a bracket, ',', ';', '=', '->', '..' or '*'");
+             "': expected a name, a number, a string, a bracket, ',', ';', '=', '->', '-', '..' or '*'");
   }
 
   Token number(size_t begin) {

@@ -18,7 +18,28 @@ constexpr std::array<std::pair<Verdict, std::string_view>, 8> kVerdictNames{{
     {Verdict::UsageError, "usage_error"},
     {Verdict::Inconclusive, "inconclusive"},
 }};
+
+constexpr MpiRuleInfo kMpiRules[] = {
+#define COLLMC_MPI_RULE(kind, name, judge, section, what) {MpiRule::kind, name, MpiRuleJudge::judge, section, what},
+#include "collmc/model/mpi_rules.def"
+#undef COLLMC_MPI_RULE
+};
 }  // namespace
+
+const MpiRuleInfo& mpi_rule_info(MpiRule rule) { return kMpiRules[static_cast<size_t>(rule)]; }
+
+std::optional<MpiRule> mpi_rule_named(std::string_view name) {
+  for (const MpiRuleInfo& r : kMpiRules)
+    if (r.name == name) return r.rule;
+  return std::nullopt;
+}
+
+std::string mpi_rule_message(MpiRule rule, const std::string& text) {
+  const MpiRuleInfo& r = mpi_rule_info(rule);
+  std::string out = text + ": " + std::string(r.what);
+  if (!r.section.empty()) out += " (MPI 4.1 sec. " + std::string(r.section) + ")";
+  return out;
+}
 
 std::string_view op_name(OpKind kind) { return op_info(kind).keyword; }
 

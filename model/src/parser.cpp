@@ -291,6 +291,14 @@ class Parser {
       end_of_statement();
       return;
     }
+    if (key == "mpi_tag_ub") {  // MPI_TAG_UB of the MPI library (the import writes the one the run reported)
+      const int64_t ub = integer("the largest tag the MPI library takes (MPI_TAG_UB, at least 32767)");
+      if (ub < kMpiTagUbGuaranteed)
+        fail_msg(val_tok, "MPI_TAG_UB is at least 32767 in every MPI library (MPI 4.1 sec. 9.1.1)");
+      sc_.knobs.mpi_tag_ub = ub;
+      end_of_statement();
+      return;
+    }
     std::string val = expect_name("a knob value");
     auto bad = [&](const char* allowed) {
       fail_msg(val_tok, "unknown value '" + val + "' for " + key + ": expected " + allowed);
@@ -344,7 +352,7 @@ class Parser {
     } else {
       fail_msg(key_tok, "unknown knob '" + key +
                             "': expected profile, comm_mode, runtime_connect, stream_progress, mpi_progress, "
-                            "rma_eager_init or nccl_version");
+                            "mpi_tag_ub, rma_eager_init or nccl_version");
     }
     end_of_statement();
   }
@@ -443,6 +451,7 @@ class Parser {
     CommDecl decl;
     decl.name = expect_name("a communicator name");
     decl.loc = loc_of(name_tok);
+    if (decl.name == "null") fail_msg(name_tok, "'null' is MPI_COMM_NULL (a call on it is a usage error): name the comm otherwise");
     for (const auto& c : sc_.comms)
       if (c.name == decl.name)
         fail_msg(name_tok, "communicator '" + decl.name + "' declared twice (first at " + c.loc.str() + ")");
@@ -844,10 +853,12 @@ class Parser {
           advance();
           s.args.tag = kAnyTag;  // MPI_ANY_TAG
         } else {
-          const Token& t = peek();
-          const int64_t tag = integer(receives ? "a tag (a number >= 0, or 'any')" : "a tag (a number >= 0)");
-          if (tag < 0) fail_msg(t, "a tag is a number >= 0 (MPI 4.1 sec. 3.2.3)");
-          s.args.tag = tag;
+          // A negative tag is the program's (erroneous) argument, not bad input: the semantics reports it
+          // (resolve.cpp, MpiRule::SendTagNegative / ReceiveTagInvalid).
+          const bool negative = at(TokKind::Minus);
+          if (negative) advance();
+          const int64_t tag = integer(receives ? "a tag (a number, or 'any')" : "a tag (a number)");
+          s.args.tag = negative ? -tag : tag;
         }
       } else if (key.text == "mode" && s.op == OpKind::Send) {
         const Token& m = peek();

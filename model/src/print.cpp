@@ -77,6 +77,7 @@ class Printer {
            << (k.stream_progress == StreamProgress::Serialized ? "serialized" : "independent") << "\n";
     if (k.mpi_progress != defaults.mpi_progress)
       out_ << "set mpi_progress = " << mpi_progress_name(k.mpi_progress) << "\n";
+    if (k.mpi_tag_ub != defaults.mpi_tag_ub) out_ << "set mpi_tag_ub = " << k.mpi_tag_ub << "\n";
     if (k.rma_eager_init) out_ << "set rma_eager_init = on\n";
   }
 

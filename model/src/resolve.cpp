@@ -35,6 +35,10 @@ constexpr uint64_t kMaxCalls = 1ull << 20;
 constexpr uint64_t kMaxCallsPerRank = 32;
 constexpr uint64_t kMaxIterations = 1ull << 24;
 
+// MPI's null handles as the language writes them (`barrier null`, `dtype=null`, `op=null`; mpi profile).
+constexpr const char* kNullComm = "null";
+constexpr const char* kNullHandle = "null";
+
 bool is_open_dtype(const std::string& d) { return d == "any" || (d.rfind("mpi_", 0) == 0 && d.size() > 4); }
 
 std::string canonical_dtype(const std::string& d) {
@@ -304,15 +308,22 @@ class Resolver {
       throw InputError(s.loc, "'probe' (MPI_Probe) needs an mpi communicator: NCCL has no probe");
     if (s.args.tag && sc_.knobs.profile != Profile::Mpi)
       throw InputError(s.args.tag_loc, "'tag=' needs 'set profile = mpi': NCCL's send and recv have no tags");
-    if (!s.comm.empty()) known_comm(s.comm, s.comm_loc);
+    if (s.comm == kNullComm) {
+      if (sc_.knobs.profile != Profile::Mpi)
+        throw InputError(s.comm_loc, "'null' (MPI_COMM_NULL) needs 'set profile = mpi': NCCL has no null communicator");
+    } else if (!s.comm.empty()) {
+      known_comm(s.comm, s.comm_loc);
+    }
     if (op_form(s.op) == OpForm::Split && !s.child.empty()) known_comm(s.child, s.child_loc);
     if (!s.args.dtype.empty()) {
       std::string d = canonical_dtype(s.args.dtype);
+      if (d == kNullHandle && stmt_profile(s) != Profile::Mpi)
+        throw InputError(s.loc, "'dtype=null' (MPI_DATATYPE_NULL) needs an mpi communicator");
       // `any`: a type the trace could not say (never compared); `mpi_NAME`: an MPI type the list does not name
       // or a flattened type signature (compared by name). Issue 32.
       bool known =
           std::any_of(std::begin(kDtypes), std::end(kDtypes), [&](const DtypeInfo& i) { return d == i.name; }) ||
-          is_open_dtype(d);
+          is_open_dtype(d) || d == kNullHandle;
       if (!known)
         throw InputError(s.loc, "unknown dtype '" + s.args.dtype +
                                     "': expected float32, float16, bfloat16, float64, int8, uint8, int32, "
@@ -321,7 +332,10 @@ class Resolver {
     if (!s.args.redop.empty()) {
       bool known =
           std::any_of(std::begin(kRedops), std::end(kRedops), [&](const char* r) { return s.args.redop == r; });
-      if (!known) throw InputError(s.loc, "unknown op '" + s.args.redop + "': expected sum, prod, max, min or avg");
+      if (s.args.redop == kNullHandle && stmt_profile(s) != Profile::Mpi)
+        throw InputError(s.loc, "'op=null' (MPI_OP_NULL) needs an mpi communicator");
+      if (!known && s.args.redop != kNullHandle)
+        throw InputError(s.loc, "unknown op '" + s.args.redop + "': expected sum, prod, max, min, avg or null");
     }
   }
 
@@ -595,6 +609,30 @@ class Resolver {
                 " and more");
   }
 
+  // The MPI usage rules the statement's own arguments decide (mpi_rules.def, judged by the semantics): the
+  // facts are what the program passed (an import writes them as recorded), the verdict is decided here.
+  void check_mpi_arguments(Call& c, const Stmt& s) {
+    const std::string call(op_name(s.op));
+    if (s.comm == kNullComm) {
+      usage(c, s.comm_loc, mpi_rule_message(MpiRule::NullCommunicator, call + " on MPI_COMM_NULL ('null')"));
+      c.kind = OpKind::MpiError;  // no communicator to take part in: the call is the error, nothing more
+    }
+    if (canonical_dtype(s.args.dtype) == kNullHandle && s.op != OpKind::Barrier)
+      usage(c, s.loc, mpi_rule_message(MpiRule::NullDatatype, call + " with dtype=null (MPI_DATATYPE_NULL)"));
+    if (s.args.redop == kNullHandle)
+      usage(c, s.loc, mpi_rule_message(MpiRule::NullOperation, call + " with op=null (MPI_OP_NULL)"));
+    if (!s.args.tag || *s.args.tag == kAnyTag) return;
+    const int64_t tag = *s.args.tag;
+    const std::string with = call + " with tag " + std::to_string(tag);
+    if (tag < 0)
+      usage(c, s.args.tag_loc,
+            mpi_rule_message(s.op == OpKind::Send ? MpiRule::SendTagNegative : MpiRule::ReceiveTagInvalid, with));
+    else if (tag > sc_.knobs.mpi_tag_ub)
+      usage(c, s.args.tag_loc,
+            mpi_rule_message(MpiRule::TagAboveUpperBound,
+                             with + " above MPI_TAG_UB " + std::to_string(sc_.knobs.mpi_tag_ub)));
+  }
+
   void usage(Call& c, const SourceLoc& loc, const std::string& msg) {
     if (c.usage_error.empty()) c.usage_error = msg;
     w_.usage_problems.push_back(Diagnostic{loc, msg});
@@ -633,7 +671,7 @@ class Resolver {
     c.any_source = s.any_source;
     if (s.args.tag) c.tag = *s.args.tag;
     c.buffered = s.args.buffered;
-    if (!s.comm.empty()) c.comm = comm_for_rank(s.comm, s.comm_loc, c, true);
+    if (!s.comm.empty() && s.comm != kNullComm) c.comm = comm_for_rank(s.comm, s.comm_loc, c, true);
     if (op_form(s.op) == OpForm::Split && !s.child.empty()) {
       c.child = comm_for_rank(s.child, s.child_loc, c, true);
       const CommInstance& child = w_.comms[static_cast<size_t>(c.child)];
@@ -646,9 +684,13 @@ class Resolver {
       const CommInstance& comm = w_.comms[static_cast<size_t>(c.comm)];
       if (c.peer >= 0 && !comm.has_member(c.peer))
         usage(c, s.peer_loc, "peer " + std::to_string(c.peer) + " is not a member of '" + comm.name + "'");
-      if (c.root >= 0 && !comm.has_member(c.root))
-        usage(c, s.args.root_loc, "root " + std::to_string(c.root) + " is not a member of '" + comm.name + "'");
+      if (c.root >= 0 && !comm.has_member(c.root)) {
+        const std::string text = "root " + std::to_string(c.root) + " is not a member of '" + comm.name + "'";
+        usage(c, s.args.root_loc,
+              comm.profile == Profile::Mpi ? mpi_rule_message(MpiRule::RootOutsideComm, text) : text);
+      }
     }
+    if (stmt_profile(s) == Profile::Mpi) check_mpi_arguments(c, s);
     if (s.op == OpKind::Init && s.members) c.members_view = s.members->expand(w_.ranks);
     if (!s.key.empty()) c.key = intern(w_.keys, s.key);
     if (s.op == OpKind::MpiError) usage(c, s.key_loc, s.key);  // found by the trace reader: reported when reached

@@ -3,6 +3,7 @@
 // partial. Whatever the trace holds, the text parses: names are sanitised, calls the language cannot
 // hold (an unknown comm, a sync inside a group, ...) become comments that say why.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -63,13 +64,13 @@ bool allowed_in_group(CallKind k, model::Profile profile) {
 bool is_known_dtype(const std::string& d) {
   static const std::set<std::string> names = {"float32",    "float16",    "bfloat16", "float64", "int8",
                                               "uint8",      "int32",      "uint32",   "int64",   "uint64",
-                                              "float8e4m3", "float8e5m2", "any"};
+                                              "float8e4m3", "float8e5m2", "any",     "null"};
   // MPI types the list does not name (issue 32): `mpi_short`, a flattened signature's `mpi_sig_HASH`.
   return names.count(d) > 0 || (d.rfind("mpi_", 0) == 0 && d.size() > 4);
 }
 
 bool is_known_redop(const std::string& r) {
-  return r == "sum" || r == "prod" || r == "max" || r == "min" || r == "avg";
+  return r == "sum" || r == "prod" || r == "max" || r == "min" || r == "avg" || r == "null";
 }
 
 // The source's name in the `observed` line ("the hang is outside what NCCL INFO logs record").
@@ -122,6 +123,11 @@ class Emitter {
           if (auto op = op_kind_of(c.kind)) since = std::max(since, model::first_nccl_version(*op));
     if (since > model::kCalibratedNcclVersion) out_ << "set nccl_version = " << model::nccl_version_text(since) << "\n";
     if (trace_.mpi) out_ << "set profile = mpi\n";
+    if (trace_.mpi && !trace_.mpi_tag_ub)
+      out_ << "# MPI_TAG_UB was not recorded: no tag is judged against it (tags are C ints)\n"
+           << "set mpi_tag_ub = " << std::numeric_limits<int32_t>::max() << "\n";
+    if (trace_.mpi && trace_.mpi_tag_ub && *trace_.mpi_tag_ub > model::kMpiTagUbGuaranteed)
+      out_ << "set mpi_tag_ub = " << *trace_.mpi_tag_ub << "  # MPI_TAG_UB as the run's library reported it\n";
     out_ << "\n";
   }
 
@@ -405,6 +411,7 @@ class Emitter {
   }
 
   std::string comm_name(const std::string& id, int r, std::string& reason) const {
+    if (trace_.mpi && id == kTraceNullComm) return "null";  // MPI_COMM_NULL: the semantics reports the call
     auto it = names_.find(id);
     if (it == names_.end()) {
       reason = id.empty() ? "no communicator" : "communicator " + id + " is not declared";
@@ -508,10 +515,10 @@ class Emitter {
       case CallKind::Send:
       case CallKind::Recv:
       case CallKind::Probe: {
-        // MPI tags (`tag=`): a receive's MPI_ANY_TAG is `tag=any`; a tag MPI rejects (negative) is left
-        // out, its mpi_error reported before the call.
+        // MPI tags (`tag=`): a receive's MPI_ANY_TAG is `tag=any`; any other tag as the program passed it, a
+        // negative one too (the semantics reports it, model/mpi_rules.def).
         std::string tag;
-        if (trace_.mpi && c.tag && *c.tag > 0) tag = " tag=" + std::to_string(*c.tag);
+        if (trace_.mpi && c.tag && *c.tag != 0) tag = " tag=" + std::to_string(*c.tag);
         if (trace_.mpi && c.tag && *c.tag == kTraceAnyTag && c.kind != CallKind::Send) tag = " tag=any";
         if (c.kind == CallKind::Probe) {  // MPI_Probe: receives nothing, no buffer
           if (!trace_.mpi) return "";

@@ -42,7 +42,8 @@ std::string language_dtype(const std::string& mpi) {
   };
   auto it = names.find(mpi);
   if (it != names.end()) return it->second;
-  if (mpi.empty() || mpi == "MPI_PACKED" || mpi == "MPI_DATATYPE_NULL" || mpi.rfind("MPI_", 0) != 0) return "any";
+  if (mpi == "MPI_DATATYPE_NULL") return "null";  // the program's erroneous argument: the semantics reports it
+  if (mpi.empty() || mpi == "MPI_PACKED" || mpi.rfind("MPI_", 0) != 0) return "any";
   std::string out = "mpi_";
   for (char ch : mpi.substr(4))
     out += std::isalnum(static_cast<unsigned char>(ch)) ? static_cast<char>(std::tolower(ch)) : '_';
@@ -379,6 +380,11 @@ class MpiAssembler {
     auto it = comms_.find(id);
     return it == comms_.end() ? nullptr : &it->second;
   }
+  bool is_comm_null(size_t p, const RecorderLine* in) const {
+    auto null = comm_null_handle_.find(p);
+    return field(in, "comm") != nullptr && null != comm_null_handle_.end() && handle_field(p, in, "comm") == null->second;
+  }
+
   bool is_inter(const std::string& id) const {
     const CommInfo* c = comm_by_id(id);
     return c != nullptr && c->inter;
@@ -441,6 +447,32 @@ class MpiAssembler {
     return out;
   }
 
+  // Whether read_call writes the call as a statement carrying its communicator, datatype, op and tag as the
+  // program passed them (MpiCallContext::arguments_in_statement): a collective on an intracommunicator (on
+  // MPI_COMM_NULL too: `barrier null`), a blocking or nonblocking send, receive or MPI_Probe, a sendrecv,
+  // each with a peer that is a rank of its communicator (not MPI_PROC_NULL). Kept in step with read_call.
+  bool arguments_in_statement(size_t p, const RecorderLine* in, const MpiCallInfo& info,
+                              const MpiCallContext& ctx) const {
+    if (info.has(kPersistent) || ctx.inter) return false;
+    auto peer_written = [&](const char* key) {
+      if (field(in, key) == nullptr) return false;
+      const int64_t peer = int_field(p, in, key);
+      return peer == kAnySource || (peer >= 0 && ctx.comm_size >= 0 && peer < ctx.comm_size);
+    };
+    switch (info.family) {
+      case MpiFamily::Collective:
+        return true;
+      case MpiFamily::Send:
+      case MpiFamily::Recv:
+      case MpiFamily::Probe:
+        return !ctx.comm_null && peer_written("peer");
+      case MpiFamily::Sendrecv:
+        return !ctx.comm_null && peer_written("peer") && peer_written("recv_peer");
+      default:
+        return false;
+    }
+  }
+
   // --- MPI usage errors (issue 26; mpi_usage_rules.h) ----------------------------------------------------
   // What the rules need of a call beyond its lines: its communicator's size, MPI_COMM_NULL, its window.
   MpiCallContext usage_context(size_t p, const ProcessState& st, const RecordedCall& rc, const MpiCallInfo& info) {
@@ -454,8 +486,7 @@ class MpiAssembler {
     };
     if (field(in, "comm") != nullptr) {
       const uint64_t h = handle_field(p, in, "comm");
-      auto null = comm_null_handle_.find(p);
-      ctx.comm_null = null != comm_null_handle_.end() && h == null->second;
+      ctx.comm_null = is_comm_null(p, in);
       const std::string id = comm_id(h);
       ctx.world_comm = id == "world";
       ctx.inter = is_inter(id);
@@ -468,6 +499,7 @@ class MpiAssembler {
       if (info.family == MpiFamily::WinCreate && !id.empty())  // a window's creation: the id it will get
         ctx.window = id + "/win" + std::to_string(st.windows + 1);
     }
+    ctx.arguments_in_statement = arguments_in_statement(p, in, info, ctx);
     if (field(in, "win") != nullptr) {
       auto it = st.window_of.find(handle_field(p, in, "win"));
       if (it != st.window_of.end()) {
@@ -622,7 +654,7 @@ class MpiAssembler {
       case MpiFamily::Collective: {
         c.kind = info.kind;
         c.mpi_call = name.substr(4);  // `call=`: ranks meeting in one slot with different functions mismatch
-        c.comm = comm();
+        c.comm = is_comm_null(p, in) ? std::string(kTraceNullComm) : comm();
         if (info.kind != CallKind::Barrier) {
           // The count and type MPI reads on this rank (the recorder takes the receive side where MPI_IN_PLACE
           // makes the send side ignored); on an intercommunicator the two groups pass different ones (a root
@@ -634,7 +666,7 @@ class MpiAssembler {
         }
         if (info.has(kReduces)) {
           const std::string o = string_or(in, "op");
-          if (o == "sum" || o == "prod" || o == "max" || o == "min") c.redop = o;
+          if (o == "sum" || o == "prod" || o == "max" || o == "min" || o == "null") c.redop = o;
         }
         // Written for rooted calls only (older traces: -1 when not rooted). On an intercommunicator the root
         // is MPI_ROOT, MPI_PROC_NULL or a remote rank: not one rank that every member names.
@@ -980,6 +1012,7 @@ class MpiAssembler {
     t.format = "mpi-recorder";
     t.mpi = true;
     t.world_size = world_size_;
+    t.mpi_tag_ub = usage_rules_.tag_upper_bound();
     for (const auto& id : order_) {
       CommInfo& info = comms_[id];
       Communicator& comm = info.comm;

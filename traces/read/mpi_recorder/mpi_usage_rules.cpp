@@ -107,6 +107,13 @@ void MpiUsageRules::threads_in_collectives(size_t p, size_t i, const RecordedCal
   running.push_back(CollectiveCall{tid, on, rc.ret != nullptr ? std::max<uint64_t>(returned, 1) : 0, what});
 }
 
+std::optional<int64_t> MpiUsageRules::tag_upper_bound() const {
+  std::optional<int64_t> least;
+  for (const auto& [p, pr] : processes_)
+    if (pr.tag_ub >= 0 && (!least || pr.tag_ub < *least)) least = pr.tag_ub;
+  return least;
+}
+
 void MpiUsageRules::error(size_t p, size_t i, const std::string& message) {
   auto& list = errors_[{p, i}];
   if (std::find(list.begin(), list.end(), message) == list.end()) list.push_back(message);
@@ -298,13 +305,17 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
   // Only the arguments MPI reads: the recorder writes the send or the receive side's count and type as MPI
   // takes them (MPI_IN_PLACE, a gather's non-root receive side: MPI 4.1 sec. 6.5-6.8), and nothing of an
   // ignored one.
-  if (recorder_field(in, "comm") != nullptr && ctx.comm_null)
+  // A call the reader writes as a statement carries its communicator, datatype, op and tag: the semantics
+  // judges them there (model/mpi_rules.def). The rules below judge them for the calls the language has no
+  // statement for (RMA transfers, window and communicator constructors, a send to MPI_PROC_NULL, ...).
+  const bool judged_by_semantics = ctx.arguments_in_statement;
+  if (recorder_field(in, "comm") != nullptr && ctx.comm_null && !judged_by_semantics)
     error(p, i, name + " on MPI_COMM_NULL: a null handle is no valid communicator (MPI 4.1 sec. 2.5.4)");
-  if (info.call != MpiCall::Barrier && info.call != MpiCall::Ibarrier)
+  if (info.call != MpiCall::Barrier && info.call != MpiCall::Ibarrier && !judged_by_semantics)
     for (const char* key : {"dtype", "recv_dtype", "target_dtype"})
       if (text(in, key) == "MPI_DATATYPE_NULL")
         error(p, i, name + " with MPI_DATATYPE_NULL: a null handle is no valid datatype (MPI 4.1 sec. 2.5.4, 3.2.2)");
-  if (text(in, "op") == "null")
+  if (text(in, "op") == "null" && !judged_by_semantics)
     error(p, i, name + " with MPI_OP_NULL: a null handle is no valid operation (MPI 4.1 sec. 2.5.4, 6.9)");
   if (info.has(kRooted) && !ctx.inter && recorder_field(in, "root") != nullptr && ctx.comm_size > 0) {
     const int64_t root = number(in, "root", 0);
@@ -314,7 +325,7 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
                 " ranks: the root must be a rank of the group (MPI 4.1 sec. 6.1, 6.4)");
   }
   auto check_tag = [&](const char* key, bool send) {
-    if (recorder_field(in, key) == nullptr) return;
+    if (recorder_field(in, key) == nullptr || judged_by_semantics) return;
     const int64_t tag = number(in, key, 0);
     if (send && tag < 0)
       error(p, i,

@@ -29,6 +29,10 @@ struct MpiCallContext {
   bool comm_null = false;   // the call's "comm" is MPI_COMM_NULL
   bool world_comm = false;  // the call's "comm" (a window's: the comm it was made on) is MPI_COMM_WORLD
   std::string window;       // the call's window ("win", or the one a creation makes): one id on every rank
+  // The reader writes the call as a statement with its communicator, datatype, op and tag as passed
+  // (`barrier null`, `dtype=null`, `op=null`, `tag=-3`): the semantics judges those arguments
+  // (model/mpi_rules.def, judged by Semantics), so these rules leave them alone.
+  bool arguments_in_statement = false;
 };
 
 // The basic type of an accumulate's elements and its size in bytes (0: not fixed by MPI, such as MPI_LONG_DOUBLE).
@@ -48,6 +52,8 @@ class MpiUsageRules {
   void program_access(size_t p, const RecordedAccess& a, const std::string& file);
   // What the rules could not judge (said in the import summary), once errors() ran.
   const std::vector<std::string>& notes() const { return notes_; }
+  // MPI_TAG_UB as the run's processes reported it at MPI_Init (the least of them); nullopt: not recorded.
+  std::optional<int64_t> tag_upper_bound() const;
   // The errors, by (process, call index), in the order found; the races across ranks are found here.
   std::map<std::pair<size_t, size_t>, std::vector<std::string>> errors();
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,7 +27,8 @@ struct RankSet {
 enum class StmtKind : uint8_t { Op, Block, Group, AnyOrder, Either, Maybe, Repeat, Thread, When };
 
 // Optional arguments of collectives and point-to-point calls.
-constexpr int64_t kAnyTag = -1;  // `tag=any` of a recv: MPI_ANY_TAG
+// `tag=any` of a recv: MPI_ANY_TAG. Not -1: a written negative tag is the program's erroneous argument.
+constexpr int64_t kAnyTag = std::numeric_limits<int64_t>::min();
 
 struct CallArgs {
   std::optional<int64_t> count;

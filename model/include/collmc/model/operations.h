@@ -117,6 +117,32 @@ inline constexpr uint32_t kMeasuredPrereleaseNumber = 16;  // 2.31.0a16
 uint32_t nearest_known_nccl_release(uint32_t code);
 bool known_nccl_release(uint32_t code);
 
+// The MPI usage rules (mpi_rules.def): who judges each, and the MPI 4.1 section that makes it erroneous.
+enum class MpiRuleJudge : uint8_t { Semantics, Import };
+enum class MpiRule : uint8_t {
+#define COLLMC_MPI_RULE(kind, ...) kind,
+#include "collmc/model/mpi_rules.def"
+#undef COLLMC_MPI_RULE
+};
+inline constexpr size_t kMpiRuleCount = 0
+#define COLLMC_MPI_RULE(...) +1
+#include "collmc/model/mpi_rules.def"
+#undef COLLMC_MPI_RULE
+    ;
+struct MpiRuleInfo {
+  MpiRule rule;
+  std::string_view name;
+  MpiRuleJudge judged_by;
+  std::string_view section;
+  std::string_view what;
+};
+const MpiRuleInfo& mpi_rule_info(MpiRule rule);
+std::optional<MpiRule> mpi_rule_named(std::string_view name);
+// "TEXT: WHAT (MPI 4.1 sec. SECTION)": a rule's message about one call.
+std::string mpi_rule_message(MpiRule rule, const std::string& text);
+
+inline constexpr int64_t kMpiTagUbGuaranteed = 32767;  // MPI 4.1 sec. 9.1.1
+
 struct Knobs {
   Profile profile = Profile::Nccl;
   CommMode comm_mode = CommMode::Blocking;
@@ -132,6 +158,10 @@ struct Knobs {
   // NCCL_RMA_EAGER_INIT=1 (ncclConfig_t.rmaEagerInit) on every comm: from 2.31 the RMA setup runs in
   // init, so one-sided calls need no window first (kRmaSetupAtRegister). No effect before 2.31.
   bool rma_eager_init = false;
+  // `set mpi_tag_ub = N`: the largest tag the MPI library takes (MPI_TAG_UB). Default: 32767, the least
+  // every library guarantees (MPI 4.1 sec. 9.1.1), so a larger tag is not portable; the import writes the
+  // value the recorded run's library reported.
+  int64_t mpi_tag_ub = kMpiTagUbGuaranteed;
 };
 
 // SEMANTICS.md §1, plus the two composite forms the table names.

@@ -90,6 +90,9 @@ enum class CallState {
 // Call::tag of a receive with MPI_ANY_TAG (the MPI recorder writes it as -1).
 inline constexpr int64_t kTraceAnyTag = -1;
 
+// Call::comm of an MPI collective called on MPI_COMM_NULL: written `null` (the semantics reports it).
+inline constexpr const char* kTraceNullComm = "MPI_COMM_NULL";
+
 struct Call {
   CallKind kind = CallKind::Other;
   CallState state = CallState::Completed;
@@ -156,6 +159,9 @@ const char* run_outcome_name(RunOutcome outcome);  // "unknown", "completed", "h
 struct Trace {
   std::string format;  // "recorder", "mpi-recorder", "flight-recorder", "nccl-log"
   bool mpi = false;    // MPI calls: the scenario is written for `set profile = mpi`
+  // MPI_TAG_UB of the run's library (the least over its processes), written `set mpi_tag_ub`; nullopt: not
+  // recorded (older traces), and no tag is judged against it.
+  std::optional<int64_t> mpi_tag_ub = std::nullopt;
   int world_size = 0;
   std::vector<Communicator> comms;
   std::map<int, RankTrace> ranks;  // by global rank; every rank 0..world_size-1 present as a key
