@@ -7,8 +7,12 @@
 #include <set>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "collmc/model/operations.h"
+#include "collmc/model/print.h"
 #include "collmc/model/source.h"
+#include "collmc/report/check_report.h"
 #include "test_support.h"
 
 namespace collmc::testing {
@@ -43,9 +47,8 @@ TEST(MpiRules, TheTableNamesEveryRuleOnceWithItsSection) {
     EXPECT_EQ(info.rule, rule);
     EXPECT_TRUE(names.insert(std::string(info.name)).second) << info.name;
     EXPECT_EQ(model::mpi_rule_named(info.name), rule);
-    if (rule != MpiRule::OtherArgument) {
-      EXPECT_FALSE(info.section.empty()) << info.name;
-    }
+    EXPECT_FALSE(info.section.empty()) << info.name;
+    EXPECT_FALSE(info.what.empty()) << info.name;
   }
   EXPECT_FALSE(model::mpi_rule_named("no_such_rule"));
   EXPECT_EQ(model::mpi_rule_info(MpiRule::NullDatatype).judged_by, MpiRuleJudge::Semantics);
@@ -108,6 +111,48 @@ TEST(MpiRules, WhatIsBadInputRatherThanAnErroneousProgram) {
   input_error("ranks 2\ncomm world = all\nrank * { all_reduce world x dtype=null }", "needs an mpi communicator");
   input_error("ranks 2\ncomm world = all\nrank * { all_reduce null x }", "needs 'set profile = mpi'");
   input_error("ranks 2\ncomm world = all\nrank * { all_reduce world x op=null }", "needs an mpi communicator");
+}
+
+// The rules the MPI trace reader still judges (the language has no statement for RMA epochs and transfers):
+// its `mpi_error RULE "TEXT"` names the rule, which the JSON result gives beside the message.
+TEST(MpiRules, AnErrorTheImportFoundNamesItsRule) {
+  const std::string text = mpi(
+      "rank 0 { mpi_error rma_epoch \"MPI_Put to rank 1 on world/win1 outside any access epoch (MPI 4.1 sec. 12.5)\" }\n"
+      "rank 1 { }");
+  const checker::CheckResult r = check_text(text);
+  ASSERT_EQ(r.verdict, Verdict::UsageError);
+  const auto j = nlohmann::json::parse(report::json_report(r));
+  EXPECT_EQ(j["violation"]["mpi_rule"], "rma_epoch") << j.dump();
+  EXPECT_EQ(j["violation"]["message"], "MPI_Put to rank 1 on world/win1 outside any access epoch (MPI 4.1 sec. 12.5)");
+  // The printed scenario (shrink, reports) keeps the rule, and reads back.
+  const std::string printed = model::print_world(*r.world);
+  EXPECT_NE(printed.find("mpi_error rma_epoch \"MPI_Put"), std::string::npos) << printed;
+  EXPECT_EQ(verdict_of(printed), Verdict::UsageError) << printed;
+  // A rule the semantics judged is named too.
+  const auto null_type = nlohmann::json::parse(report::json_report(check_text(mpi("rank * { all_reduce world x dtype=null }"))));
+  EXPECT_EQ(null_type["violation"]["mpi_rule"], "null_datatype") << null_type.dump();
+  // No rule for a violation that is not an MPI usage error.
+  const auto mismatch = nlohmann::json::parse(report::json_report(
+      check_text(mpi("rank 0 { all_reduce world x count=1 }\nrank 1 { all_reduce world x count=2 }"))));
+  EXPECT_EQ(mismatch["violation"]["verdict"], "mismatch") << mismatch.dump();
+  EXPECT_FALSE(mismatch["violation"].contains("mpi_rule")) << mismatch.dump();
+  // An old trace's `mpi_error "TEXT"` (no rule) still reads; an unknown rule is bad input.
+  EXPECT_EQ(verdict_of(mpi("rank 0 { mpi_error \"MPI_Put outside any access epoch\" }\nrank 1 { }")), Verdict::UsageError);
+  try {
+    (void)world_from(mpi("rank 0 { mpi_error no_such_rule \"x\" }\nrank 1 { }"));
+    ADD_FAILURE() << "an unknown rule was taken";
+  } catch (const model::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown MPI rule 'no_such_rule': expected null_communicator, null_datatype"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(MpiRules, APrintedNullCommunicatorCallReadsBack) {
+  const checker::CheckResult r = check_text(mpi("rank * { barrier null }"));
+  const std::string printed = model::print_world(*r.world);
+  EXPECT_NE(printed.find("barrier null"), std::string::npos) << printed;
+  EXPECT_EQ(verdict_of(printed), Verdict::UsageError) << printed;
 }
 
 }  // namespace

@@ -34,6 +34,12 @@ std::optional<MpiRule> mpi_rule_named(std::string_view name) {
   return std::nullopt;
 }
 
+std::string mpi_rule_names() {
+  std::string out;
+  for (const MpiRuleInfo& r : kMpiRules) out += (out.empty() ? "" : ", ") + std::string(r.name);
+  return out;
+}
+
 std::string mpi_rule_message(MpiRule rule, const std::string& text) {
   const MpiRuleInfo& r = mpi_rule_info(rule);
   std::string out = text + ": " + std::string(r.what);

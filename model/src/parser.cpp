@@ -789,6 +789,11 @@ class Parser {
         }
         case OpForm::Key:
         case OpForm::KeyRanks:
+          if (s.op == OpKind::MpiError && at(TokKind::Name)) {  // `mpi_error RULE "TEXT"`
+            const Token& rule = advance();
+            s.mpi_rule = mpi_rule_named(rule.text);
+            if (!s.mpi_rule) fail_msg(rule, "unknown MPI rule '" + rule.text + "': expected " + mpi_rule_names());
+          }
           s.key_loc = loc_of(peek());
           if (at(TokKind::String))
             s.key = advance().text;

@@ -242,6 +242,11 @@ std::string print_call(const World& w, const Call& c) {
     case OpForm::Signal:
       return op + " " + comm_word(w, c.comm) + " " + std::to_string(c.peer) + call_args(w, c);
     case OpForm::Key:
+      // A call the resolver turned into its usage error (a collective on MPI_COMM_NULL): as written.
+      if (c.key < 0) return c.text;
+      if (c.kind == OpKind::MpiError && c.mpi_rule)
+        return op + " " + std::string(mpi_rule_info(*c.mpi_rule).name) + " \"" + w.keys[static_cast<size_t>(c.key)] +
+               "\"";
       return op + " \"" + w.keys[static_cast<size_t>(c.key)] + "\"";
     case OpForm::KeyRanks:
       return op + " \"" + w.keys[static_cast<size_t>(c.key)] + "\" " + rank_list_text(c.members_view);

@@ -613,24 +613,26 @@ class Resolver {
   // facts are what the program passed (an import writes them as recorded), the verdict is decided here.
   void check_mpi_arguments(Call& c, const Stmt& s) {
     const std::string call(op_name(s.op));
+    auto usage = [&](Call& call_of, const SourceLoc& loc, MpiRule rule, const std::string& text) {
+      if (call_of.usage_error.empty()) call_of.mpi_rule = rule;
+      this->usage(call_of, loc, mpi_rule_message(rule, text));
+    };
     if (s.comm == kNullComm) {
-      usage(c, s.comm_loc, mpi_rule_message(MpiRule::NullCommunicator, call + " on MPI_COMM_NULL ('null')"));
+      usage(c, s.comm_loc, MpiRule::NullCommunicator, call + " on MPI_COMM_NULL ('null')");
       c.kind = OpKind::MpiError;  // no communicator to take part in: the call is the error, nothing more
     }
     if (canonical_dtype(s.args.dtype) == kNullHandle && s.op != OpKind::Barrier)
-      usage(c, s.loc, mpi_rule_message(MpiRule::NullDatatype, call + " with dtype=null (MPI_DATATYPE_NULL)"));
+      usage(c, s.loc, MpiRule::NullDatatype, call + " with dtype=null (MPI_DATATYPE_NULL)");
     if (s.args.redop == kNullHandle)
-      usage(c, s.loc, mpi_rule_message(MpiRule::NullOperation, call + " with op=null (MPI_OP_NULL)"));
+      usage(c, s.loc, MpiRule::NullOperation, call + " with op=null (MPI_OP_NULL)");
     if (!s.args.tag || *s.args.tag == kAnyTag) return;
     const int64_t tag = *s.args.tag;
     const std::string with = call + " with tag " + std::to_string(tag);
     if (tag < 0)
-      usage(c, s.args.tag_loc,
-            mpi_rule_message(s.op == OpKind::Send ? MpiRule::SendTagNegative : MpiRule::ReceiveTagInvalid, with));
+      usage(c, s.args.tag_loc, s.op == OpKind::Send ? MpiRule::SendTagNegative : MpiRule::ReceiveTagInvalid, with);
     else if (tag > sc_.knobs.mpi_tag_ub)
-      usage(c, s.args.tag_loc,
-            mpi_rule_message(MpiRule::TagAboveUpperBound,
-                             with + " above MPI_TAG_UB " + std::to_string(sc_.knobs.mpi_tag_ub)));
+      usage(c, s.args.tag_loc, MpiRule::TagAboveUpperBound,
+            with + " above MPI_TAG_UB " + std::to_string(sc_.knobs.mpi_tag_ub));
   }
 
   void usage(Call& c, const SourceLoc& loc, const std::string& msg) {
@@ -686,6 +688,7 @@ class Resolver {
         usage(c, s.peer_loc, "peer " + std::to_string(c.peer) + " is not a member of '" + comm.name + "'");
       if (c.root >= 0 && !comm.has_member(c.root)) {
         const std::string text = "root " + std::to_string(c.root) + " is not a member of '" + comm.name + "'";
+        if (comm.profile == Profile::Mpi && c.usage_error.empty()) c.mpi_rule = MpiRule::RootOutsideComm;
         usage(c, s.args.root_loc,
               comm.profile == Profile::Mpi ? mpi_rule_message(MpiRule::RootOutsideComm, text) : text);
       }
@@ -693,7 +696,10 @@ class Resolver {
     if (stmt_profile(s) == Profile::Mpi) check_mpi_arguments(c, s);
     if (s.op == OpKind::Init && s.members) c.members_view = s.members->expand(w_.ranks);
     if (!s.key.empty()) c.key = intern(w_.keys, s.key);
-    if (s.op == OpKind::MpiError) usage(c, s.key_loc, s.key);  // found by the trace reader: reported when reached
+    if (s.op == OpKind::MpiError) {  // found by the trace reader: reported when reached
+      usage(c, s.key_loc, s.key);
+      c.mpi_rule = s.mpi_rule;
+    }
     if (const uint32_t since = first_nccl_version(s.op); since > sc_.knobs.nccl_version)
       usage(c, s.loc,
             std::string(op_info(s.op).nccl_name) + " needs NCCL " + nccl_version_text(since) +

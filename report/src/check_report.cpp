@@ -411,6 +411,10 @@ std::string json_report(const CheckResult& r) {
                {"thread", v.thread},
                {"call", v.call}};
     if (v.call >= 0) jv["location"] = loc(w.calls[static_cast<size_t>(v.call)].loc);
+    // The MPI usage rule (model/mpi_rules.def) a usage_error breaks, by name; absent for other violations.
+    if (v.call >= 0)
+      if (const auto& rule = w.calls[static_cast<size_t>(v.call)].mpi_rule)
+        jv["mpi_rule"] = std::string(model::mpi_rule_info(*rule).name);
     j["violation"] = jv;
   }
   const auto& s = r.stats;

@@ -573,7 +573,9 @@ class Emitter {
           reason = "an MPI usage error without a text the language can write";
           return "";
         }
-        return "mpi_error \"" + c.key + "\"";
+        // `mpi_error RULE "TEXT"`: the rule of model/mpi_rules.def the call breaks, then what the reader found.
+        return "mpi_error " + (c.mpi_rule ? std::string(model::mpi_rule_info(*c.mpi_rule).name) + " " : std::string()) +
+               "\"" + c.key + "\"";
       case CallKind::GroupStart:
       case CallKind::GroupEnd:
         return "";

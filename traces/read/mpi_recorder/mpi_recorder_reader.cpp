@@ -527,10 +527,11 @@ class MpiAssembler {
       if (group_start != SIZE_MAX) at = group_start;
       const RecordedCall& rc = processes_[p].calls[index];
       std::vector<PendingCall> inserted;
-      for (const std::string& message : e->second) {
+      for (const MpiUsageError& error : e->second) {
         PendingCall pc;
         pc.call.kind = CallKind::MpiError;
-        pc.call.key = message;
+        pc.call.key = error.message;
+        pc.call.mpi_rule = error.rule;
         pc.call.detail = rc.enter->event["call"].get<std::string>();
         pc.call.origin = processes_[p].file->name + ":" + std::to_string(rc.enter->line);
         pc.source = index;

@@ -99,7 +99,7 @@ void MpiUsageRules::threads_in_collectives(size_t p, size_t i, const RecordedCal
       std::string(info.name) + " (thread " + std::to_string(tid) + ", line " + std::to_string(rc.enter->line) + ")";
   for (const CollectiveCall& c : running)
     if (c.tid != tid && c.on == on)
-      error(p, i,
+      error(p, i, model::MpiRule::ThreadsInCollectives,
             what + " entered a collective on " + (window ? "window " : "communicator ") + on + " while " + c.what +
                 " was still inside one on it: threads must order their collective calls on one communicator or "
                 "window (MPI 4.1 sec. 11.6.2)");
@@ -114,9 +114,10 @@ std::optional<int64_t> MpiUsageRules::tag_upper_bound() const {
   return least;
 }
 
-void MpiUsageRules::error(size_t p, size_t i, const std::string& message) {
+void MpiUsageRules::error(size_t p, size_t i, model::MpiRule rule, const std::string& message) {
   auto& list = errors_[{p, i}];
-  if (std::find(list.begin(), list.end(), message) == list.end()) list.push_back(message);
+  const MpiUsageError e{rule, message};
+  if (std::find(list.begin(), list.end(), e) == list.end()) list.push_back(e);
 }
 
 void MpiUsageRules::observe(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx) {
@@ -310,17 +311,17 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
   // statement for (RMA transfers, window and communicator constructors, a send to MPI_PROC_NULL, ...).
   const bool judged_by_semantics = ctx.arguments_in_statement;
   if (recorder_field(in, "comm") != nullptr && ctx.comm_null && !judged_by_semantics)
-    error(p, i, name + " on MPI_COMM_NULL: a null handle is no valid communicator (MPI 4.1 sec. 2.5.4)");
+    error(p, i, model::MpiRule::NullCommunicator, name + " on MPI_COMM_NULL: a null handle is no valid communicator (MPI 4.1 sec. 2.5.4)");
   if (info.call != MpiCall::Barrier && info.call != MpiCall::Ibarrier && !judged_by_semantics)
     for (const char* key : {"dtype", "recv_dtype", "target_dtype"})
       if (text(in, key) == "MPI_DATATYPE_NULL")
-        error(p, i, name + " with MPI_DATATYPE_NULL: a null handle is no valid datatype (MPI 4.1 sec. 2.5.4, 3.2.2)");
+        error(p, i, model::MpiRule::NullDatatype, name + " with MPI_DATATYPE_NULL: a null handle is no valid datatype (MPI 4.1 sec. 2.5.4, 3.2.2)");
   if (text(in, "op") == "null" && !judged_by_semantics)
-    error(p, i, name + " with MPI_OP_NULL: a null handle is no valid operation (MPI 4.1 sec. 2.5.4, 6.9)");
+    error(p, i, model::MpiRule::NullOperation, name + " with MPI_OP_NULL: a null handle is no valid operation (MPI 4.1 sec. 2.5.4, 6.9)");
   if (info.has(kRooted) && !ctx.inter && recorder_field(in, "root") != nullptr && ctx.comm_size > 0) {
     const int64_t root = number(in, "root", 0);
     if (root < 0 || root >= ctx.comm_size)
-      error(p, i,
+      error(p, i, model::MpiRule::RootOutsideComm,
             name + " with root " + std::to_string(root) + " on a communicator of " + std::to_string(ctx.comm_size) +
                 " ranks: the root must be a rank of the group (MPI 4.1 sec. 6.1, 6.4)");
   }
@@ -328,15 +329,15 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
     if (recorder_field(in, key) == nullptr || judged_by_semantics) return;
     const int64_t tag = number(in, key, 0);
     if (send && tag < 0)
-      error(p, i,
+      error(p, i, model::MpiRule::SendTagNegative,
             name + " with tag " + std::to_string(tag) +
                 ": a send's tag is 0 to MPI_TAG_UB, never negative nor MPI_ANY_TAG (MPI 4.1 sec. 3.2.3)");
     else if (!send && tag < -1)
-      error(p, i,
+      error(p, i, model::MpiRule::ReceiveTagInvalid,
             name + " with tag " + std::to_string(tag) +
                 ": a receive's tag is 0 to MPI_TAG_UB or MPI_ANY_TAG (MPI 4.1 sec. 3.2.3)");
     else if (pr.tag_ub >= 0 && tag > pr.tag_ub)
-      error(p, i,
+      error(p, i, model::MpiRule::TagAboveUpperBound,
             name + " with tag " + std::to_string(tag) + " above MPI_TAG_UB " + std::to_string(pr.tag_ub) +
                 " (MPI 4.1 sec. 3.2.3)");
   };
@@ -351,20 +352,20 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
     const uint64_t s = address(in, "buf"), r = address(in, "recv_buf");
     const int64_t sb = number(in, "bytes", 0), rb = number(in, "recv_bytes", 0);
     if (s != 0 && r != 0 && sb > 0 && rb > 0 && s < r + static_cast<uint64_t>(rb) && r < s + static_cast<uint64_t>(sb))
-      error(p, i, "MPI_Sendrecv whose send and receive buffers overlap: they must be disjoint (MPI 4.1 sec. 3.10)");
+      error(p, i, model::MpiRule::BuffersOverlap, "MPI_Sendrecv whose send and receive buffers overlap: they must be disjoint (MPI 4.1 sec. 3.10)");
   }
   if (recorder_field(in, "invalid_color") != nullptr)
-    error(p, i,
+    error(p, i, model::MpiRule::InvalidColor,
           name + " with color " + std::to_string(number(in, "invalid_color", 0)) +
               ": a color is non-negative or MPI_UNDEFINED (MPI 4.1 sec. 7.4.2)");
   if (recorder_field(in, "invalid_dim") != nullptr)
-    error(p, i,
+    error(p, i, model::MpiRule::InvalidDimension,
           name + " with dimension " + std::to_string(number(in, "invalid_dim", 0)) +
               ": every dimension is at least one (MPI 4.1 sec. 8.5.1)");
   if (recorder_field(in, "not_cartesian") != nullptr)
-    error(p, i, name + " on a communicator without a Cartesian topology (MPI 4.1 sec. 8.5.5)");
+    error(p, i, model::MpiRule::NotCartesian, name + " on a communicator without a Cartesian topology (MPI 4.1 sec. 8.5.5)");
   if (info.call == MpiCall::Win_create && address(in, "base") == 0 && number(in, "size", 0) > 0)
-    error(p, i,
+    error(p, i, model::MpiRule::RmaArgument,
           "MPI_Win_create of " + std::to_string(number(in, "size", 0)) +
               " bytes at a null base: the window memory is no valid buffer (MPI 4.1 sec. 12.2.1)");
 
@@ -471,14 +472,14 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
       case MpiFamily::WinLock:
         if (!info.has(kAll)) {
           if (e.locks.count(target) || e.lock_all)
-            error(p, i,
+            error(p, i, model::MpiRule::RmaEpoch,
                   "MPI_Win_lock of rank " + std::to_string(target) + " on " + ctx.window + " while this rank already " +
                       (e.lock_all ? "holds MPI_Win_lock_all" : "holds a lock of it") +
                       ": two access epochs at once (MPI 4.1 sec. 12.5, 12.5.3)");
           e.locks[target] = text(in, "lock") == "exclusive";
         } else {
           if (e.lock_all || !e.locks.empty())
-            error(p, i,
+            error(p, i, model::MpiRule::RmaEpoch,
                   "MPI_Win_lock_all on " + ctx.window + " while this rank already holds " +
                       (e.lock_all ? "MPI_Win_lock_all" : "a lock") +
                       ": two access epochs at once (MPI 4.1 sec. 12.5, 12.5.3)");
@@ -488,14 +489,14 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
       case MpiFamily::WinUnlock:
         if (!info.has(kAll)) {
           if (!e.locks.count(target))
-            error(p, i,
+            error(p, i, model::MpiRule::RmaEpoch,
                   "MPI_Win_unlock of rank " + std::to_string(target) + " on " + ctx.window +
                       ", which this rank has not locked (MPI 4.1 sec. 12.5.3)");
           complete_pending(e, i, pr, target);
           e.locks.erase(target);
         } else {
           if (!e.lock_all)
-            error(p, i, "MPI_Win_unlock_all on " + ctx.window + " without MPI_Win_lock_all (MPI 4.1 sec. 12.5.3)");
+            error(p, i, model::MpiRule::RmaEpoch, "MPI_Win_unlock_all on " + ctx.window + " without MPI_Win_lock_all (MPI 4.1 sec. 12.5.3)");
           complete_pending(e, i, pr, -1);
           e.lock_all = false;
         }
@@ -503,27 +504,27 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
       case MpiFamily::WinFlush: {
         const bool all = info.has(kAll);
         if (!e.lock_all && (all ? e.locks.empty() : !e.locks.count(target)))
-          error(p, i, name + " on " + ctx.window + " outside a passive-target epoch (MPI 4.1 sec. 12.5.4)");
+          error(p, i, model::MpiRule::RmaEpoch, name + " on " + ctx.window + " outside a passive-target epoch (MPI 4.1 sec. 12.5.4)");
         // MPI_Win_flush_local(_all) completes the transfers at the origin only (MPI 4.1 sec. 12.5.4).
         complete_pending(e, i, pr, all ? -1 : target, info.has(kLocalOnly));
         break;
       }
       case MpiFamily::WinStart:
         if (e.access)
-          error(p, i,
+          error(p, i, model::MpiRule::RmaEpoch,
                 "MPI_Win_start on " + ctx.window + " inside an access epoch it started before (MPI 4.1 sec. 12.5.2)");
         e.access = true;
         e.starts.push_back(world_rank_set(in, "group"));
         break;
       case MpiFamily::WinComplete:
         if (!e.access)
-          error(p, i, "MPI_Win_complete on " + ctx.window + " without MPI_Win_start (MPI 4.1 sec. 12.5.2)");
+          error(p, i, model::MpiRule::RmaEpoch, "MPI_Win_complete on " + ctx.window + " without MPI_Win_start (MPI 4.1 sec. 12.5.2)");
         complete_pending(e, i, pr, -1);
         e.access = false;
         break;
       case MpiFamily::WinPost:
         if (e.exposure)
-          error(p, i,
+          error(p, i, model::MpiRule::RmaEpoch,
                 "MPI_Win_post on " + ctx.window + " inside an exposure epoch it posted before (MPI 4.1 sec. 12.5.2)");
         e.exposure = true;
         e.exposures.push_back(Epochs::Exposure{world_rank_set(in, "group"), 2 * i, SIZE_MAX});
@@ -531,7 +532,7 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
       case MpiFamily::WinWait:
         // MPI_Win_test that returned false leaves the exposure epoch open (MPI 4.1 sec. 12.5.2).
         if (info.has(kNonblocking) && (!ok || number(ret, "flag", 0) == 0)) break;
-        if (!e.exposure) error(p, i, name + " on " + ctx.window + " without MPI_Win_post (MPI 4.1 sec. 12.5.2)");
+        if (!e.exposure) error(p, i, model::MpiRule::RmaEpoch, name + " on " + ctx.window + " without MPI_Win_post (MPI 4.1 sec. 12.5.2)");
         if (e.exposure && !e.exposures.empty()) e.exposures.back().wait_order = 2 * i;
         e.exposure = false;
         break;
@@ -552,7 +553,7 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
       if (!e.freed) close_window(p, i, id, e, "MPI_Finalize");
     if (!pr.requests_unknown)
       for (const auto& [handle, what] : pr.requests)
-        error(p, i,
+        error(p, i, model::MpiRule::RequestNotCompleted,
               "MPI_Finalize while the request of a " + what + " (" + hex(handle) +
                   ") was never completed by a wait or test, nor freed (MPI 4.1 sec. 3.7.3, 11.2.2)");
     return;
@@ -577,11 +578,11 @@ void MpiUsageRules::close_window(size_t p, size_t i, const std::string& window, 
   if (!e.locks.empty()) open = "a lock of rank " + std::to_string(e.locks.begin()->first);
   if (e.access) open = "MPI_Win_start";
   if (!open.empty())
-    error(p, i,
+    error(p, i, model::MpiRule::RmaEpoch,
           std::string(why) + " of " + window + " while its epoch from " + open +
               " is still open: every epoch is closed first (MPI 4.1 sec. 12.2.5, 12.5)");
   if (e.fence_open && e.fence_only_ops > 0)
-    error(p, i,
+    error(p, i, model::MpiRule::RmaEpoch,
           std::string(why) + " of " + window + " with " + std::to_string(e.fence_only_ops) +
               " RMA call(s) after its last MPI_Win_fence and no fence to complete them (MPI 4.1 sec. 12.5.1)");
 }
@@ -594,12 +595,12 @@ void MpiUsageRules::rma_call(size_t p, size_t i, const RecorderLine* in, const R
   const std::string what = name + " to rank " + std::to_string(target);
   if (target == -2) return;  // MPI_PROC_NULL: no transfer
   if (e.comm_size > 0 && (target < 0 || target >= e.comm_size)) {
-    error(p, i, what + " on " + ctx.window + ": no such rank in the window's group (MPI 4.1 sec. 12.3)");
+    error(p, i, model::MpiRule::RmaArgument, what + " on " + ctx.window + ": no such rank in the window's group (MPI 4.1 sec. 12.3)");
     return;
   }
   const bool passive = e.lock_all || e.locks.count(target) > 0 || e.access;
   if (!e.fence_open && !passive) {
-    error(p, i,
+    error(p, i, model::MpiRule::RmaEpoch,
           what + " on " + ctx.window +
               " outside any access epoch: no MPI_Win_fence, MPI_Win_lock, MPI_Win_lock_all or MPI_Win_start opened "
               "one (MPI 4.1 sec. 12.5)");
@@ -840,12 +841,12 @@ void MpiUsageRules::find_races() {
           // puts or gets are judged.
           if (!first.window.empty() && !second.window.empty() && (first.accumulate || second.accumulate)) continue;
           if (!first.window.empty() && !second.window.empty()) {
-            error(second.p, second.index,
+            error(second.p, second.index, model::MpiRule::RmaRace,
                   second.what + " while its " + first.what + " is not yet completed: the same bytes of rank " +
                       std::to_string(owner) + ", one of them written, with nothing ordering them (MPI 4.1 sec. 12.7)");
             continue;
           }
-          error(second.p, second.index,
+          error(second.p, second.index, model::MpiRule::BufferInUse,
                 second.what + " while " + first.what +
                     (first.nonblocking
                          ? " is not yet completed by a wait or test: the same bytes, one of them written (MPI 4.1 "
@@ -891,7 +892,7 @@ void MpiUsageRules::find_races() {
         }
         const Access& at = (a_remote && b_remote) ? b : local;
         const Access& other = &at == &a ? b : a;
-        error(at.p, at.index,
+        error(at.p, at.index, model::MpiRule::RmaRace,
               at.what + " and rank " + std::to_string(other.rank) + "'s " + other.what +
                   " touch the same bytes of rank " + std::to_string(owner) +
                   " in one epoch, one of them a write: a data race (MPI 4.1 sec. 12.7)");
@@ -899,7 +900,7 @@ void MpiUsageRules::find_races() {
   }
 }
 
-std::map<std::pair<size_t, size_t>, std::vector<std::string>> MpiUsageRules::errors() {
+std::map<std::pair<size_t, size_t>, std::vector<MpiUsageError>> MpiUsageRules::errors() {
   find_races();
   return errors_;
 }

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "collmc/model/operations.h"
 #include "collmc/traces/recorder_reader.h"
 #include "mpi_calls.h"
 
@@ -33,6 +34,13 @@ struct MpiCallContext {
   // (`barrier null`, `dtype=null`, `op=null`, `tag=-3`): the semantics judges those arguments
   // (model/mpi_rules.def, judged by Semantics), so these rules leave them alone.
   bool arguments_in_statement = false;
+};
+
+// One erroneous call: the rule it breaks (model/mpi_rules.def) and the message, with the call's particulars.
+struct MpiUsageError {
+  model::MpiRule rule;
+  std::string message;
+  bool operator==(const MpiUsageError&) const = default;
 };
 
 // The basic type of an accumulate's elements and its size in bytes (0: not fixed by MPI, such as MPI_LONG_DOUBLE).
@@ -55,7 +63,7 @@ class MpiUsageRules {
   // MPI_TAG_UB as the run's processes reported it at MPI_Init (the least of them); nullopt: not recorded.
   std::optional<int64_t> tag_upper_bound() const;
   // The errors, by (process, call index), in the order found; the races across ranks are found here.
-  std::map<std::pair<size_t, size_t>, std::vector<std::string>> errors();
+  std::map<std::pair<size_t, size_t>, std::vector<MpiUsageError>> errors();
 
  private:
   struct Epochs {             // one rank's synchronisation state on one window
@@ -125,7 +133,7 @@ class MpiUsageRules {
     int64_t size = 0, disp_unit = 1;
   };
 
-  void error(size_t p, size_t i, const std::string& text);
+  void error(size_t p, size_t i, model::MpiRule rule, const std::string& text);
   void observe_call(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx);
   void rma_call(size_t p, size_t i, const RecorderLine* in, const RecorderLine* ret, const MpiCallContext& ctx,
                 Epochs& e);
@@ -168,7 +176,7 @@ class MpiUsageRules {
   std::map<std::pair<std::string, int>, WindowMemory> memory_;  // (window, world rank) -> its bytes
   std::vector<Access> accesses_;
   std::vector<std::string> notes_;
-  std::map<std::pair<size_t, size_t>, std::vector<std::string>> errors_;
+  std::map<std::pair<size_t, size_t>, std::vector<MpiUsageError>> errors_;
 };
 
 }  // namespace collmc::traces

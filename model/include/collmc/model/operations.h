@@ -138,6 +138,7 @@ struct MpiRuleInfo {
 };
 const MpiRuleInfo& mpi_rule_info(MpiRule rule);
 std::optional<MpiRule> mpi_rule_named(std::string_view name);
+std::string mpi_rule_names();  // "null_communicator, null_datatype, ..." for messages
 // "TEXT: WHAT (MPI 4.1 sec. SECTION)": a rule's message about one call.
 std::string mpi_rule_message(MpiRule rule, const std::string& text);
 

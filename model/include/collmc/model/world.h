@@ -131,6 +131,7 @@ struct Call {
   SourceLoc loc;
   std::string text;         // the statement as written
   std::string usage_error;  // a problem found without search; the checker reports it when reached
+  std::optional<MpiRule> mpi_rule;  // the MPI usage rule usage_error breaks (mpi_rules.def), when it is one
 };
 
 // A rank's program as a tree; the checker compiles it into a control automaton.

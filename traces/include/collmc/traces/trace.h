@@ -119,6 +119,7 @@ struct Call {
   std::optional<int64_t> seq;  // the source's sequence number (record_id, opCount, line order)
   std::string origin;          // where it came from, for comments: "rank0.pkl entry 12", "log:123"
   std::string detail;          // free text for comments (profiling name, unknown call name, ...)
+  std::optional<model::MpiRule> mpi_rule;  // an MPI usage error (CallKind::MpiError): the rule it breaks
   uint64_t time_ns = 0;        // entry time when known (0: unknown)
   uint64_t return_ns = 0;      // return time, on the clock of time_ns, when the reader keeps it (0: unknown)
 };
