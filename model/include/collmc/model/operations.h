@@ -124,11 +124,12 @@ enum class MpiRule : uint8_t {
 #include "collmc/model/mpi_rules.def"
 #undef COLLMC_MPI_RULE
 };
-inline constexpr size_t kMpiRuleCount = 0
-#define COLLMC_MPI_RULE(...) +1
+inline constexpr MpiRule kAllMpiRules[] = {
+#define COLLMC_MPI_RULE(kind, ...) MpiRule::kind,
 #include "collmc/model/mpi_rules.def"
 #undef COLLMC_MPI_RULE
-    ;
+};
+inline constexpr size_t kMpiRuleCount = sizeof(kAllMpiRules) / sizeof(kAllMpiRules[0]);
 struct MpiRuleInfo {
   MpiRule rule;
   std::string_view name;
