@@ -63,6 +63,12 @@ struct MessageForm {
 
 MessageForm message_form(const std::string& name, const std::string& sig, int64_t count) {
   MessageForm f;
+  // MPI_DATATYPE_NULL is the program's erroneous argument whatever the count (a v-collective's is not one
+  // number): kept, so that the semantics reports it (model/mpi_rules.def).
+  if (name == "MPI_DATATYPE_NULL") {
+    f.dtype = "null";
+    return f;
+  }
   if (count < 0) return f;
   if (!name.empty()) {
     f.dtype = language_dtype(name);
