@@ -40,15 +40,25 @@ cases=(
   "ls:rma_target_load_race 2 usage_error completes the program's load"
   "ls:rma_loads_stores_ok 2 safe completes checked against RMA transfers in flight"
   "rma_store_in_flight 2 safe completes loads and stores were not recorded"
+  # omp: OpenMP threads, compiled with clang (LLVM's libomp: the recorder's OMPT tool records their
+  # synchronization, and the import orders the threads by it only); gomp: with gcc (libgomp has no OMPT)
+  "omp:omp_sections_sendrecv 2 safe completes ordered by their recorded OpenMP synchronization"
+  "omp:omp_free_after_barrier 2 safe completes ordered by their recorded OpenMP synchronization"
+  "omp:omp_free_unordered 2 usage_error completes already destroyed"
+  "gomp:omp_free_after_barrier 2 safe completes no thread synchronization recorded"
 )
 for c in "${cases[@]}"; do
   read -r prog np verdict run text <<<"$c"
   mpicc=(mpicc)
-  if [[ $prog == ls:* ]]; then
-    prog=${prog#ls:}
-    mpicc=("$src/scripts/mpicc-loads-stores.sh" "$(dirname "$collmc")")
-  fi
-  dir=$work/$prog-${#mpicc[@]}
+  how=${prog%%:*}
+  [ "$how" = "$prog" ] && how=plain
+  prog=${prog#*:}
+  case $how in
+    ls) mpicc=("$src/scripts/mpicc-loads-stores.sh" "$(dirname "$collmc")") ;;
+    omp) mpicc=(env OMPI_CC=clang MPICH_CC=clang mpicc -fopenmp) ;;
+    gomp) mpicc=(env OMPI_CC=gcc MPICH_CC=gcc mpicc -fopenmp) ;;
+  esac
+  dir=$work/$prog-$how
   mkdir -p "$dir"
   if ! "${mpicc[@]}" -O1 -o "$dir/$prog" "$src/tests/mpi_programs/$prog.c" 2>"$dir/cc.log"; then
     echo "FAIL $prog: mpicc failed"; cat "$dir/cc.log"; failures=$((failures + 1)); continue
@@ -87,7 +97,7 @@ for c in "${cases[@]}"; do
     echo "FAIL $prog: the import, scenario and check say nothing of '$text'"
     cat "$dir/import.log" "$dir/$prog.cmc" "$dir/check.log"; failures=$((failures + 1)); continue
   fi
-  echo "ok   $prog (-np $np, run $run, ${mpicc[0]##*/}): $first"
+  echo "ok   $prog (-np $np, run $run, $how): $first"
 done
 # Nothing of the runs may outlive them.
 if pgrep -f "$work/" >/dev/null; then

@@ -67,7 +67,7 @@ TEST(RecorderReader, BadLinesSayWhereAndWhat) {
   EXPECT_EQ(error_of(kHeader + R"({"ev":"enter","seq":1,"tid":1,"call":{"a":1}})" + "\n"),
             "t.jsonl:2:38: expected one flat JSON object per line (no arrays or nesting)");
   EXPECT_EQ(error_of(kHeader + R"({"ev":"leave","seq":1,"tid":1,"call":"x"})" + "\n"),
-            "t.jsonl:2:2: expected \"ev\" to be \"process\", \"enter\", \"return\" or \"access\"");
+            "t.jsonl:2:2: expected \"ev\" to be \"process\", \"enter\", \"return\", \"access\" or \"omp\"");
   EXPECT_EQ(error_of(kHeader + ret(1, "ncclGroupStart")),
             "t.jsonl:2:1: a return of seq 1 with no open entry before it");
   EXPECT_EQ(error_of(kHeader + enter(1, "ncclGroupStart") + enter(1, "ncclGroupEnd")),

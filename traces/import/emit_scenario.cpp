@@ -234,6 +234,10 @@ class Emitter {
     const ThreadTrace& main = *threads[0];
     std::vector<size_t> out;
     for (size_t i = 1; i < threads.size(); ++i) {
+      if (threads[i]->starts_with_rank) {
+        out.push_back(0);
+        continue;
+      }
       uint64_t first = 0;
       for (const Call& c : threads[i]->calls)
         if (c.time_ns != 0) {

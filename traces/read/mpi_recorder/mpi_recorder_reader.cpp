@@ -16,6 +16,7 @@
 #include "collmc/traces/recorder_reader.h"
 #include "mpi_calls.h"
 #include "mpi_usage_rules.h"
+#include "thread_order.h"
 
 namespace collmc::traces {
 namespace {
@@ -148,6 +149,7 @@ struct PendingCall {
   std::optional<int64_t> root_comm_rank, peer_comm_rank;
   size_t source = SIZE_MAX;  // the recorded call it came from (its index in the process's calls)
   uint64_t request = 0;      // the request a nonblocking operation was posted with (MPI_Cancel finds it)
+  int64_t thread = 0;        // the recorded thread ("tid") that made it
 };
 
 struct Membership {
@@ -183,13 +185,25 @@ std::optional<std::vector<int>> rank_list(const RecorderLine* l, const char* key
 
 class MpiAssembler {
  public:
-  explicit MpiAssembler(const std::vector<RecorderFile>& files) : files_(files) {}
+  // `one_body`: processes whose threads are taken as one body whatever their recorded synchronization says
+  // (a first reading found it cannot be kept: the reason by process).
+  explicit MpiAssembler(const std::vector<RecorderFile>& files, std::map<size_t, std::string> one_body = {})
+      : files_(files), one_body_(std::move(one_body)) {}
 
   Trace run() {
     processes_ = split_recorded_processes(files_, notes_);
     world_rank_.assign(processes_.size(), -1);
     for (size_t p = 0; p < processes_.size(); ++p) find_init(p);
     assign_world_ranks();
+    thread_orders_.resize(processes_.size());
+    for (size_t p = 0; p < processes_.size(); ++p) {
+      if (world_rank_[p] < 0) continue;
+      thread_orders_[p] = order_threads(processes_[p]);
+      if (auto it = one_body_.find(p); it != one_body_.end() && thread_orders_[p].recorded) {
+        thread_orders_[p].recorded = false;
+        thread_orders_[p].why_not = it->second;
+      }
+    }
     std::vector<std::vector<PendingCall>> calls(processes_.size());
     for (size_t p = 0; p < processes_.size(); ++p)
       if (world_rank_[p] >= 0) calls[p] = read_process(p);
@@ -199,6 +213,11 @@ class MpiAssembler {
         usage_rules_.several_hosts();
     insert_usage_errors(calls);
     Trace t = build(calls);
+    if (!split_failed_.empty()) {  // read again, those processes as one body (deterministic: the same reading)
+      std::map<size_t, std::string> again = one_body_;
+      again.insert(split_failed_.begin(), split_failed_.end());
+      return MpiAssembler(files_, again).run();
+    }
     for (const auto& note : usage_rules_.notes()) t.notes.push_back(note);
     if (!unmodelled_.empty()) {
       std::string names;
@@ -348,6 +367,27 @@ class MpiAssembler {
     std::set<uint64_t> cancelled;       // MPI_Cancel was called on it
     int unseen_requests = 0;            // waits on requests never seen posted
     bool group_open = false;
+    // Threads kept apart (their OpenMP synchronization recorded): each thread has its own group and requests;
+    // `group_open` and `outstanding` are the current thread's, the others' wait here.
+    bool by_thread = false;
+    int64_t thread = 0;
+    std::map<int64_t, std::pair<bool, std::set<uint64_t>>> other_threads;
+    void switch_to(int64_t tid) {
+      if (!by_thread || tid == thread) return;
+      auto& mine = other_threads[thread];
+      mine.first = group_open;
+      mine.second.swap(outstanding);
+      auto& next = other_threads[tid];
+      group_open = next.first;
+      outstanding.swap(next.second);
+      next.second.clear();
+      thread = tid;
+    }
+    bool outstanding_elsewhere(uint64_t request) const {
+      for (const auto& [tid, groups] : other_threads)
+        if (tid != thread && groups.second.count(request)) return true;
+      return false;
+    }
   };
 
   CommInfo& comm_info(const std::string& id, CommOrigin origin) {
@@ -403,16 +443,20 @@ class MpiAssembler {
     world.comm.label = "world";
     world.members.push_back(Membership{p, world_rank_[p], 0});
     std::vector<PendingCall> out;
-    std::set<int64_t> threads;
+    const ThreadOrder& order = thread_orders_[p];
+    st.by_thread = order.recorded;
+    if (!processes_[p].calls.empty()) st.thread = processes_[p].calls.front().enter->event["tid"].get<int64_t>();
     const auto& accesses = processes_[p].accesses;  // the program's loads and stores, by the call after them
     size_t next_access = 0;
     for (size_t i = 0; i < processes_[p].calls.size(); ++i) {
       for (; next_access < accesses.size() && accesses[next_access].before_call <= i; ++next_access)
         usage_rules_.program_access(p, accesses[next_access], processes_[p].file->name);
       const RecordedCall& rc = processes_[p].calls[i];
-      threads.insert(rc.enter->event["tid"].get<int64_t>());
+      const int64_t tid = rc.enter->event["tid"].get<int64_t>();
+      st.switch_to(tid);
       const std::string name = rc.enter->event["call"].get<std::string>();
       const auto info = mpi_call_of(name);
+      const size_t before = out.size();
       if (!info) {
         ++unmodelled_[name];
         PendingCall pc;
@@ -420,37 +464,51 @@ class MpiAssembler {
         pc.call.origin = processes_[p].file->name + ":" + std::to_string(rc.enter->line);
         pc.source = i;
         out.push_back(std::move(pc));
-        continue;
+      } else {
+        usage_rules_.observe(p, i, rc, usage_context(p, st, rc, *info));
+        read_call(p, st, rc, *info, out);
       }
-      usage_rules_.observe(p, i, rc, usage_context(p, st, rc, *info));
-      const size_t before = out.size();
-      read_call(p, st, rc, *info, out);
-      for (size_t k = before; k < out.size(); ++k)
+      for (size_t k = before; k < out.size(); ++k) {
         if (out[k].source == SIZE_MAX) out[k].source = i;
+        out[k].thread = tid;
+      }
     }
+    if (st.by_thread) {  // each thread's group that no wait closed ends with that thread
+      for (const auto& [tid, groups] : std::map<int64_t, std::pair<bool, std::set<uint64_t>>>(st.other_threads)) {
+        if (tid == st.thread || !groups.first) continue;
+        st.switch_to(tid);
+        end_open_group(p, st, out);
+      }
+    }
+    end_open_group(p, st, out);
+    const std::string label = "rank " + std::to_string(world_rank_[p]);
+    if (order.recorded)
+      notes_.push_back("threads of " + label + " (" + std::to_string(order.threads.size()) +
+                       ") ordered by their recorded OpenMP synchronization only: " +
+                       std::to_string(order.edges.size()) + " cross-thread order(s), as host store keys");
+    else if (order.threads.size() > 1)
+      notes_.push_back("threads of " + label + " taken in the order their calls were entered: " + order.why_not);
+    return out;
+  }
+
+  void end_open_group(size_t p, ProcessState& st, std::vector<PendingCall>& out) {
     if (st.group_open) {
       // Operations no wait completed (a request freed while active, MPI 4.1 sec. 3.7.3, or never completed:
       // an mpi_error at MPI_Finalize says so): the rank waits for them at its end. That end is where it
       // stopped only when its last call never returned; a process that returned from every call did not hang.
-      const auto& recorded_calls = processes_[p].calls;
-      const bool returned = !recorded_calls.empty() && recorded_calls.back().ret != nullptr;
+      const RecordedCall* last = nullptr;  // the process's last call; kept apart, this thread's
+      for (const auto& rc : processes_[p].calls)
+        if (!st.by_thread || rc.enter->event["tid"].get<int64_t>() == st.thread) last = &rc;
+      const bool returned = last != nullptr && last->ret != nullptr;
       PendingCall end;
       end.call.kind = CallKind::GroupEnd;
       end.call.state = returned ? CallState::Completed : CallState::Started;
+      end.thread = st.thread;
       out.push_back(end);
+      st.group_open = false;
       rank_notes_[world_rank_[p]].push_back(std::to_string(st.outstanding.size()) +
                                             " nonblocking operation(s) never completed by a wait");
     }
-    // The recorder sees no synchronization between threads (an OpenMP barrier, a mutex, a join): threads
-    // made into threads of the scenario lose the order it gave their calls (CorrBench's
-    // openmp/ordering/correct/dependant/comm_free frees a communicator after an `omp single`'s implicit
-    // barrier, which the other thread's MPI_Sendrecv was inside), so a process stays one body, its calls in the
-    // order they were entered; calls two threads made at once are what the usage rules look at
-    // (threads_in_collectives).
-    if (threads.size() > 1)
-      rank_notes_[world_rank_[p]].push_back("calls from " + std::to_string(threads.size()) +
-                                            " threads are taken in the order they were entered");
-    return out;
   }
 
   // Whether read_call writes the call as a statement carrying its communicator, datatype, op and tag as the
@@ -525,13 +583,16 @@ class MpiAssembler {
       auto& out = calls[p];
       size_t at = 0;
       while (at < out.size() && (out[at].source == SIZE_MAX || out[at].source < index)) ++at;
+      const RecordedCall& rc = processes_[p].calls[index];
+      const int64_t tid = rc.enter->event["tid"].get<int64_t>();
+      const bool by_thread = thread_orders_[p].recorded;  // threads kept apart: each has its own groups
       size_t group_start = SIZE_MAX;
       for (size_t k = 0; k < at; ++k) {
+        if (by_thread && out[k].thread != tid) continue;
         if (out[k].call.kind == CallKind::GroupStart) group_start = k;
         if (out[k].call.kind == CallKind::GroupEnd) group_start = SIZE_MAX;
       }
       if (group_start != SIZE_MAX) at = group_start;
-      const RecordedCall& rc = processes_[p].calls[index];
       std::vector<PendingCall> inserted;
       for (const MpiUsageError& error : e->second) {
         PendingCall pc;
@@ -541,6 +602,7 @@ class MpiAssembler {
         pc.call.detail = rc.enter->event["call"].get<std::string>();
         pc.call.origin = processes_[p].file->name + ":" + std::to_string(rc.enter->line);
         pc.source = index;
+        pc.thread = tid;
         inserted.push_back(std::move(pc));
       }
       out.insert(out.begin() + static_cast<std::ptrdiff_t>(at), inserted.begin(), inserted.end());
@@ -837,6 +899,10 @@ class MpiAssembler {
           const uint64_t r = reqs[k];
           if (st.outstanding.count(r)) {
             complete(st, r, cancelled_at.count(k) > 0, out, c.state);
+          } else if (st.by_thread && st.outstanding_elsewhere(r)) {
+            // A thread completes a request another thread started: one group spans both (MPI 4.1 sec. 3.7.3
+            // allows it); the threads are then read as one body.
+            split_failed_.emplace(p, "a request started by one thread was completed by another (" + c.origin + ")");
           } else if (r != 0 && !st.local_requests.count(r) && info.family == MpiFamily::Wait && !st.unseen_requests++) {
             rank_notes_[world_rank_[p]].push_back(
                 "a wait on a request the trace never saw posted (a call the recorder does not see)");
@@ -1066,8 +1132,6 @@ class MpiAssembler {
       rt.present = true;
       rt.source = processes_[p].file->name;
       rt.notes = rank_notes_[world_rank_[p]];
-      ThreadTrace th;
-      th.name = "main";
       for (auto& pc : calls[p]) {
         auto to_world = [&](int64_t comm_rank, std::optional<int>& out) {
           auto& m = world_of[pc.call.comm];
@@ -1076,15 +1140,95 @@ class MpiAssembler {
         };
         if (pc.root_comm_rank) to_world(*pc.root_comm_rank, pc.call.root);
         if (pc.peer_comm_rank) to_world(*pc.peer_comm_rank, pc.call.peer);
-        th.calls.push_back(std::move(pc.call));
       }
+      if (thread_orders_[p].recorded) {
+        if (auto threads = ordered_threads(p, calls[p])) rt.threads = std::move(*threads);
+        continue;
+      }
+      ThreadTrace th;
+      th.name = "main";
+      for (auto& pc : calls[p]) th.calls.push_back(std::move(pc.call));
       rt.threads.push_back(std::move(th));
     }
     for (auto& n : notes_) t.notes.push_back(n);
     return t;
   }
 
+  // A process's threads kept apart (thread_order.h): a `thread` of the rank each, in the order of their first
+  // call (the first is the rank body), and each cross-thread edge a host store key, `store_set` just after the
+  // earlier call and `store_wait` just before the later one (keys unique in the run: rank, thread, call). No
+  // other order is left between them: each thread starts where the rank does (ThreadTrace::starts_with_rank).
+  // nullopt, and the process marked to be read again as one body, when a key would fall inside a group (a
+  // thread's nonblocking calls and their wait: a group holds communication only).
+  std::optional<std::vector<ThreadTrace>> ordered_threads(size_t p, std::vector<PendingCall>& calls) {
+    const ThreadOrder& order = thread_orders_[p];
+    std::map<int64_t, size_t> slot;
+    std::vector<ThreadTrace> threads;
+    std::vector<std::vector<PendingCall>> lists;
+    for (int64_t tid : order.threads) {
+      slot[tid] = threads.size();
+      threads.emplace_back();
+      threads.back().name = threads.size() == 1 ? "main" : "omp" + std::to_string(threads.size() - 1);
+      threads.back().starts_with_rank = threads.size() > 1;
+      lists.emplace_back();
+    }
+    for (auto& pc : calls) {
+      auto it = slot.find(pc.thread);
+      if (it == slot.end()) {  // a thread with no MPI call of its own (an mpi_error of none): the rank body's
+        lists.front().push_back(std::move(pc));
+        continue;
+      }
+      lists[it->second].push_back(std::move(pc));
+    }
+    // Per thread, its keys by where they stand: 2i+1 set just after process call i, 2j-1 waited for just before
+    // call j (a call's own entries stand at 2j), so that a key set after a call carries what was waited for before
+    // it and nothing waited for later.
+    std::vector<std::map<size_t, std::vector<std::pair<CallKind, std::string>>>> keys(threads.size());
+    const std::string rank = std::to_string(world_rank_[p]);
+    for (const auto& e : order.edges) {
+      const size_t from = slot.at(e.from_thread), to = slot.at(e.to_thread);
+      const std::string key = "r" + rank + "_" + threads[from].name + "_" + std::to_string(e.after_call);
+      auto& s = keys[from][2 * e.after_call + 1];
+      if (std::find(s.begin(), s.end(), std::make_pair(CallKind::StoreSet, key)) == s.end())
+        s.emplace_back(CallKind::StoreSet, key);
+      keys[to][2 * e.before_call - 1].emplace_back(CallKind::StoreWait, key);
+    }
+    for (size_t t = 0; t < threads.size(); ++t) {
+      const auto& list = lists[t];
+      auto& out = threads[t].calls;
+      bool in_group = false;
+      auto store = [&](CallKind kind, const std::string& key) {
+        if (in_group) {
+          split_failed_.emplace(p, "a thread synchronization falls between a nonblocking call and its wait");
+          return;
+        }
+        Call c;
+        c.kind = kind;
+        c.key = key;
+        c.detail = kind == CallKind::StoreSet ? "OpenMP synchronization: released for another thread"
+                                              : "OpenMP synchronization: waits for another thread";
+        out.push_back(std::move(c));
+      };
+      auto next = keys[t].begin();
+      for (const auto& pc : list) {
+        if (pc.source != SIZE_MAX)
+          for (; next != keys[t].end() && next->first < 2 * pc.source; ++next)
+            for (const auto& [kind, key] : next->second) store(kind, key);
+        if (pc.call.kind == CallKind::GroupStart) in_group = true;
+        if (pc.call.kind == CallKind::GroupEnd) in_group = false;
+        out.push_back(pc.call);
+      }
+      for (; next != keys[t].end(); ++next)  // after its last statement
+        for (const auto& [kind, key] : next->second) store(kind, key);
+    }
+    if (split_failed_.count(p)) return std::nullopt;
+    return threads;
+  }
+
   const std::vector<RecorderFile>& files_;
+  std::map<size_t, std::string> one_body_;
+  std::vector<ThreadOrder> thread_orders_;
+  std::map<size_t, std::string> split_failed_;  // processes to read again as one body, and why
   std::vector<RecordedProcess> processes_;
   std::vector<int> world_rank_;
   std::map<size_t, uint64_t> world_handle_, self_handle_, comm_null_handle_;

@@ -127,8 +127,12 @@ RecorderLine parse_line(const std::string& name, int number, const std::string& 
     f.require_string("addr");
     if (!parse_hex_view(j["addr"].get<std::string>())) f.fail("addr", "expected \"addr\" as a hex string \"0x...\"");
     f.require_integer("bytes", true);
+  } else if (ev == "omp") {  // the OpenMP runtime's synchronization of the threads (docs/TRACES.md)
+    f.require_integer("seq", true);
+    f.require_integer("tid", false);
+    f.require_string("call");
   } else {
-    f.fail("ev", "expected \"ev\" to be \"process\", \"enter\", \"return\" or \"access\"");
+    f.fail("ev", "expected \"ev\" to be \"process\", \"enter\", \"return\", \"access\" or \"omp\"");
   }
   return RecorderLine{number, std::move(j)};
 }
@@ -181,7 +185,7 @@ std::vector<RecordedProcess> split_recorded_processes(const std::vector<Recorder
     for (const auto& l : f.lines) {
       const std::string ev = l.event["ev"].get<std::string>();
       if (ev == "process") {
-        processes.push_back(RecordedProcess{&f, &l, {}, {}});
+        processes.push_back(RecordedProcess{&f, &l, {}, {}, {}});
         open.clear();
         continue;
       }
@@ -190,6 +194,10 @@ std::vector<RecordedProcess> split_recorded_processes(const std::vector<Recorder
       RecordedProcess& p = processes.back();
       if (ev == "access") {
         p.accesses.push_back(RecordedAccess{&l, p.calls.size()});
+        continue;
+      }
+      if (ev == "omp") {
+        p.omp_events.push_back(RecordedOmpEvent{&l, p.calls.size()});
         continue;
       }
       const uint64_t seq = l.event["seq"].get<uint64_t>();

@@ -63,11 +63,18 @@ struct RecordedAccess {
   const RecorderLine* line = nullptr;
   size_t before_call = 0;
 };
+// What the OpenMP runtime said of a thread's synchronization (an "omp" line of the MPI recorder's OMPT tool,
+// docs/TRACES.md "OpenMP threads"): a barrier, a mutex, a fork or join, a task's creation or switch.
+struct RecordedOmpEvent {
+  const RecorderLine* line = nullptr;
+  size_t before_call = 0;  // the number of the process's calls entered before it was written
+};
 struct RecordedProcess {
   const RecorderFile* file = nullptr;
   const RecorderLine* header = nullptr;
   std::vector<RecordedCall> calls;
-  std::vector<RecordedAccess> accesses;  // in the order written
+  std::vector<RecordedAccess> accesses;           // in the order written
+  std::vector<RecordedOmpEvent> omp_events = {};  // in the order written
 };
 
 // The processes of parsed files (a file holds one process per "process" line: exec keeps the file), entries

@@ -137,6 +137,9 @@ struct ThreadTrace {
   std::string name;  // thread id as the source names it ("main" when there is only one)
   std::vector<Call> calls;
   std::vector<OpenSpan> open_spans = {};  // disjoint, ascending; empty unless open_orders ran
+  // Its order with the rank's other threads is all in its calls (host store keys: the MPI recorder's OpenMP
+  // threads): its `thread` block starts where the rank body does, not where the run's timing puts it.
+  bool starts_with_rank = false;
 };
 
 struct RankTrace {

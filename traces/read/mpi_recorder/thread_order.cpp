@@ -1,0 +1,473 @@
+// The happens-before among a process's threads from its OpenMP synchronization (thread_order.h). Each thread's
+// lines (MPI calls and "omp" lines, one shared seq counter) are its program order; the cross-thread edges are
+// OpenMP's (OpenMP 5.1 sec. 1.4.4 "flush synchronization and happens before", 2.19): a fork orders the
+// encountering thread's past before the team's implicit tasks, a join the tasks' ends before what follows the
+// region, a barrier every team member's arrival before every member's departure (a member's explicit tasks run
+// before it leaves: sec. 2.19.2), a mutex's release before its next acquisition (critical, omp locks,
+// ordered), a task's creation before its start, its completion before the taskwait or taskgroup end that waits
+// for it, a dependence's source before its sink. A vector clock per thread counts MPI calls; the threads are
+// replayed until every line is taken, each one waiting where its edge's other end has not been reached.
+#include "thread_order.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "mpi_calls.h"
+
+namespace collmc::traces {
+namespace {
+
+enum class OmpWhat {
+  Call,  // an MPI call of the thread
+  ParallelBegin,
+  ParallelEnd,
+  ImplicitBegin,
+  ImplicitEnd,
+  BarrierBegin,
+  BarrierEnd,
+  TaskwaitBegin,
+  TaskwaitEnd,
+  TaskgroupBegin,
+  TaskgroupEnd,
+  MutexAcquired,
+  MutexReleased,
+  TaskCreate,
+  TaskDependences,
+  TaskSchedule,
+  Unknown,  // a line of a newer tool: orders nothing
+};
+
+OmpWhat omp_what(const std::string& call) {
+  static const std::map<std::string, OmpWhat> names = {
+      {"parallel_begin", OmpWhat::ParallelBegin},
+      {"parallel_end", OmpWhat::ParallelEnd},
+      {"implicit_task_begin", OmpWhat::ImplicitBegin},
+      {"implicit_task_end", OmpWhat::ImplicitEnd},
+      {"barrier_begin", OmpWhat::BarrierBegin},
+      {"barrier_end", OmpWhat::BarrierEnd},
+      {"taskwait_begin", OmpWhat::TaskwaitBegin},
+      {"taskwait_end", OmpWhat::TaskwaitEnd},
+      {"taskgroup_begin", OmpWhat::TaskgroupBegin},
+      {"taskgroup_end", OmpWhat::TaskgroupEnd},
+      {"mutex_acquired", OmpWhat::MutexAcquired},
+      {"mutex_released", OmpWhat::MutexReleased},
+      {"task_create", OmpWhat::TaskCreate},
+      {"task_dependences", OmpWhat::TaskDependences},
+      {"task_schedule", OmpWhat::TaskSchedule},
+  };
+  auto it = names.find(call);
+  return it == names.end() ? OmpWhat::Unknown : it->second;
+}
+
+// ompt_task_status_t values after which the prior task's body has ended (complete, cancel, detach).
+bool task_body_ended(int64_t status) { return status == 1 || status == 3 || status == 4; }
+
+using Clock = std::vector<uint32_t>;  // per thread: how many of its MPI calls happened before
+void join_into(Clock& a, const Clock& b) {
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::max(a[i], b[i]);
+}
+
+struct Event {
+  uint64_t seq = 0;
+  OmpWhat what = OmpWhat::Call;
+  size_t call = 0;                     // Call: the process's call index
+  const RecorderLine* line = nullptr;  // an omp line
+  uint64_t a = 0, b = 0;               // what the line names (region, task, wait_id, ...), by kind
+  int64_t status = 0;                  // task_schedule's status
+  uint32_t ordinal = 0;                // BarrierEnd: the n-th barrier of its region on this thread; mutex: rank
+};
+
+uint64_t number(const RecorderLine* l, const char* key) {
+  const auto* f = recorder_field(l, key);
+  if (f == nullptr) return 0;
+  if (f->is_number_unsigned()) return f->get<uint64_t>();
+  if (f->is_number_integer()) return static_cast<uint64_t>(f->get<int64_t>());
+  if (f->is_string())
+    if (auto v = parse_hex_field(f->get<std::string>())) return *v;
+  return 0;
+}
+
+struct ThreadState {
+  int64_t tid = 0;
+  std::vector<Event> events;
+  size_t at = 0;
+  Clock clock;
+  bool done = false;
+  std::map<uint64_t, uint32_t> held;                      // wait_id -> the rank of its acquisition this thread holds
+  std::vector<std::pair<uint64_t, uint64_t>> taskgroups;  // (task, seq of the taskgroup's begin)
+  std::vector<size_t> calls;                              // its MPI calls, process indices in order
+};
+
+class Replay {
+ public:
+  explicit Replay(const RecordedProcess& p) : p_(p) {}
+
+  ThreadOrder run() {
+    ThreadOrder out;
+    collect();
+    for (const auto& t : threads_)
+      if (!t.calls.empty()) out.threads.push_back(t.tid);
+    if (out.threads.size() < 2) return out;
+    if (p_.omp_events.empty()) {
+      out.why_not = "no thread synchronization recorded";
+      return out;
+    }
+    for (const auto& t : threads_) {
+      const bool omp = std::any_of(t.events.begin(), t.events.end(),
+                                   [](const Event& e) { return e.what == OmpWhat::ImplicitBegin; });
+      if (!t.calls.empty() && !omp) {
+        out.why_not = "thread " + std::to_string(t.tid) +
+                      " made MPI calls outside the OpenMP runtime (a thread of its own, whose synchronization "
+                      "is not recorded)";
+        return out;
+      }
+    }
+    if (!why_not_.empty()) {
+      out.why_not = why_not_;
+      return out;
+    }
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (size_t t = 0; t < threads_.size() && why_not_.empty(); ++t)
+        while (!threads_[t].done && why_not_.empty() && step(t)) progress = true;
+    }
+    for (const auto& t : threads_)
+      if (!t.done && why_not_.empty())
+        why_not_ = "the recorded synchronization does not close (thread " + std::to_string(t.tid) +
+                   " waits for a barrier, a lock or a task that the trace does not show)";
+    if (!why_not_.empty()) {
+      out.why_not = why_not_;
+      return out;
+    }
+    out.recorded = true;
+    out.edges = reduce();
+    return out;
+  }
+
+ private:
+  size_t thread_index(int64_t tid) {
+    auto [it, fresh] = index_.try_emplace(tid, threads_.size());
+    if (fresh) {
+      threads_.emplace_back();
+      threads_.back().tid = tid;
+    }
+    return it->second;
+  }
+
+  void collect() {
+    std::vector<std::pair<uint64_t, std::pair<bool, size_t>>> all;  // seq -> (omp?, index)
+    for (size_t i = 0; i < p_.calls.size(); ++i)
+      all.push_back({p_.calls[i].enter->event["seq"].get<uint64_t>(), {false, i}});
+    for (size_t i = 0; i < p_.omp_events.size(); ++i)
+      all.push_back({p_.omp_events[i].line->event["seq"].get<uint64_t>(), {true, i}});
+    std::sort(all.begin(), all.end());
+    std::map<std::pair<size_t, uint64_t>, uint32_t> barriers;  // (thread, region) -> barrier ends so far
+    std::map<uint64_t, uint32_t> acquisitions;                 // wait_id -> acquisitions so far
+    for (const auto& [seq, which] : all) {
+      Event e;
+      e.seq = seq;
+      if (!which.first) {
+        const RecordedCall& rc = p_.calls[which.second];
+        const size_t t = thread_index(rc.enter->event["tid"].get<int64_t>());
+        e.call = which.second;
+        threads_[t].calls.push_back(which.second);
+        threads_[t].events.push_back(e);
+        continue;
+      }
+      const RecorderLine* l = p_.omp_events[which.second].line;
+      const size_t t = thread_index(l->event["tid"].get<int64_t>());
+      e.line = l;
+      e.what = omp_what(l->event["call"].get<std::string>());
+      switch (e.what) {
+        case OmpWhat::ParallelBegin:
+        case OmpWhat::ParallelEnd:
+        case OmpWhat::ImplicitEnd:
+        case OmpWhat::BarrierBegin:
+          e.a = number(l, "region");
+          break;
+        case OmpWhat::ImplicitBegin:
+          e.a = number(l, "region");
+          if (number(l, "initial") == 0) {
+            team_[e.a] = static_cast<uint32_t>(number(l, "team"));
+            members_[e.a].insert(t);
+          } else {
+            e.what = OmpWhat::Unknown;  // the initial task: no team, no fork
+          }
+          break;
+        case OmpWhat::BarrierEnd:
+          e.a = number(l, "region");
+          e.ordinal = ++barriers[{t, e.a}];
+          break;
+        case OmpWhat::TaskwaitBegin:
+        case OmpWhat::TaskwaitEnd:
+        case OmpWhat::TaskgroupBegin:
+        case OmpWhat::TaskgroupEnd:
+          e.a = number(l, "task");
+          break;
+        case OmpWhat::MutexAcquired:
+          e.a = number(l, "wait_id");
+          e.ordinal = acquisitions[e.a]++;
+          break;
+        case OmpWhat::MutexReleased:
+          e.a = number(l, "wait_id");
+          break;
+        case OmpWhat::TaskCreate:
+          e.a = number(l, "task");
+          e.b = number(l, "parent");
+          parent_[e.a] = e.b;
+          created_seq_[e.a] = seq;
+          children_[e.b].push_back(e.a);
+          break;
+        case OmpWhat::TaskDependences:
+          e.a = number(l, "task");
+          dependences(e.a, l);
+          break;
+        case OmpWhat::TaskSchedule:
+          e.a = number(l, "prior");
+          e.b = number(l, "next");
+          e.status = static_cast<int64_t>(number(l, "status"));
+          break;
+        case OmpWhat::Call:
+        case OmpWhat::Unknown:
+          break;
+      }
+      threads_[t].events.push_back(e);
+    }
+    for (auto& t : threads_) t.clock.assign(threads_.size(), 0);
+  }
+
+  // A task's dependences (OpenMP 5.1 sec. 2.19.11): among the sibling tasks of one parent, in their creation
+  // order, an `in` follows the last `out`/`inout` of the address, an `out`/`inout` every `in` since then (or
+  // that last one). The other kinds (mutexinoutset, inoutset, doacross) order tasks in ways the lines do not
+  // show: the threads are then not ordered at all.
+  void dependences(uint64_t task, const RecorderLine* l) {
+    if (recorder_field(l, "deps_left_out") != nullptr) {
+      why_not_ = "a task with more dependences than the recorder writes";
+      return;
+    }
+    const auto* f = recorder_field(l, "deps");
+    const std::string text = f != nullptr && f->is_string() ? f->get<std::string>() : std::string();
+    auto& state = deps_by_parent_[parent_[task]];
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t comma = text.find(',', start);
+      const std::string dep = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      const size_t colon = dep.find(':');
+      const std::string type = dep.substr(0, colon);
+      const uint64_t address = colon == std::string::npos ? 0 : std::strtoull(dep.c_str() + colon + 3, nullptr, 16);
+      auto& [last_out, ins] = state[address];
+      if (type == "in") {
+        if (last_out != 0) preds_[task].push_back(last_out);
+        ins.push_back(task);
+      } else if (type == "out" || type == "inout") {
+        for (uint64_t x : ins) preds_[task].push_back(x);
+        if (ins.empty() && last_out != 0) preds_[task].push_back(last_out);
+        last_out = task;
+        ins.clear();
+      } else {
+        why_not_ = "a task dependence of kind " + type + " (only in, out and inout are followed)";
+        return;
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+
+  // The clock of `m` for an edge out of region `region`: its contribution, else where its lines end (a worker
+  // leaves a region's last barrier only at the next fork: a trace that ends first has no end line for it).
+  const Clock* contribution(const std::map<size_t, Clock>& given, size_t m) const {
+    auto it = given.find(m);
+    if (it != given.end()) return &it->second;
+    if (threads_[m].done) return &threads_[m].clock;
+    return nullptr;
+  }
+  // Every member of `region` (all of its team seen) gave a clock: their join, else null.
+  bool all_members(uint64_t region, const std::map<size_t, Clock>& given, size_t self, Clock& into) const {
+    auto team = team_.find(region);
+    auto members = members_.find(region);
+    if (team == team_.end() || members == members_.end() || members->second.size() < team->second) return false;
+    for (size_t m : members->second) {
+      if (m == self) continue;
+      const Clock* c = contribution(given, m);
+      if (c == nullptr) return false;
+    }
+    for (size_t m : members->second)
+      if (m != self) join_into(into, *contribution(given, m));
+    return true;
+  }
+
+  bool completed(uint64_t task) const { return completed_.count(task) > 0; }
+
+  // One line of thread t; false when it must wait for another thread.
+  bool step(size_t t) {
+    ThreadState& th = threads_[t];
+    if (th.at == th.events.size()) {
+      th.done = true;
+      return true;
+    }
+    const Event& e = th.events[th.at];
+    switch (e.what) {
+      case OmpWhat::Call:
+        vc_before_[e.call] = th.clock;
+        ++th.clock[t];
+        break;
+      case OmpWhat::ParallelBegin:
+        fork_[e.a] = th.clock;
+        break;
+      case OmpWhat::ImplicitBegin: {
+        auto it = fork_.find(e.a);
+        if (it == fork_.end()) return false;
+        join_into(th.clock, it->second);
+        break;
+      }
+      case OmpWhat::ImplicitEnd:
+        ends_[e.a][t] = th.clock;
+        break;
+      case OmpWhat::ParallelEnd: {
+        Clock joined = th.clock;
+        if (!all_members(e.a, ends_[e.a], t, joined)) return false;
+        th.clock = joined;
+        break;
+      }
+      case OmpWhat::BarrierEnd: {
+        auto& given = barrier_[{e.a, e.ordinal}];
+        given[t] = th.clock;
+        Clock joined = th.clock;
+        if (team_.count(e.a) == 0) break;  // a barrier outside any team this trace shows: binds this thread only
+        if (!all_members(e.a, given, t, joined)) return false;
+        th.clock = joined;
+        break;
+      }
+      case OmpWhat::MutexAcquired:
+        if (e.ordinal > 0) {
+          auto it = released_.find({e.a, e.ordinal - 1});
+          if (it == released_.end()) return false;
+          join_into(th.clock, it->second);
+        }
+        th.held[e.a] = e.ordinal;
+        break;
+      case OmpWhat::MutexReleased: {
+        auto it = th.held.find(e.a);
+        if (it == th.held.end()) {
+          why_not_ = "a mutex released by a thread that the trace does not show acquiring it";
+          return false;
+        }
+        released_[{e.a, it->second}] = th.clock;
+        th.held.erase(it);
+        break;
+      }
+      case OmpWhat::TaskCreate:
+        created_[e.a] = th.clock;
+        break;
+      case OmpWhat::TaskSchedule: {
+        if (task_body_ended(e.status)) completed_[e.a] = th.clock;
+        if (created_seq_.count(e.b) > 0 && started_.count(e.b) == 0) {
+          auto c = created_.find(e.b);
+          if (c == created_.end()) return false;
+          for (uint64_t pred : preds_[e.b])
+            if (!completed(pred)) return false;
+          join_into(th.clock, c->second);
+          for (uint64_t pred : preds_[e.b]) join_into(th.clock, completed_[pred]);
+          started_.insert(e.b);
+        }
+        break;
+      }
+      case OmpWhat::TaskwaitEnd: {
+        std::vector<uint64_t> waited;
+        for (uint64_t child : children_[e.a])
+          if (created_seq_[child] < e.seq) waited.push_back(child);
+        if (!all_completed(waited, th.clock)) return false;
+        break;
+      }
+      case OmpWhat::TaskgroupBegin:
+        th.taskgroups.emplace_back(e.a, e.seq);
+        break;
+      case OmpWhat::TaskgroupEnd: {
+        if (th.taskgroups.empty()) break;
+        const auto [task, since] = th.taskgroups.back();
+        std::vector<uint64_t> waited;
+        for (uint64_t child : children_[task])
+          if (created_seq_[child] > since && created_seq_[child] < e.seq) descendants(child, waited);
+        if (!all_completed(waited, th.clock)) return false;
+        th.taskgroups.pop_back();
+        break;
+      }
+      case OmpWhat::BarrierBegin:
+      case OmpWhat::TaskwaitBegin:
+      case OmpWhat::TaskDependences:
+      case OmpWhat::Unknown:
+        break;
+    }
+    ++th.at;
+    return true;
+  }
+
+  void descendants(uint64_t task, std::vector<uint64_t>& out) {
+    out.push_back(task);
+    for (uint64_t child : children_[task]) descendants(child, out);
+  }
+  bool all_completed(const std::vector<uint64_t>& tasks, Clock& clock) {
+    for (uint64_t x : tasks)
+      if (!completed(x)) return false;
+    for (uint64_t x : tasks) join_into(clock, completed_[x]);
+    return true;
+  }
+
+  // The edges between MPI calls of different threads that no other edge (or the thread's own order) implies:
+  // for call j of thread U, the last call k of each other thread T before it, unless U's previous call already
+  // followed it or another such predecessor (V, m) did.
+  std::vector<ThreadOrderEdge> reduce() const {
+    std::vector<ThreadOrderEdge> edges;
+    auto after = [&](size_t v, uint32_t m) {  // thread v's clock just after its m-th call (1-based)
+      Clock c = vc_before_.at(threads_[v].calls[m - 1]);
+      c[v] = m;
+      return c;
+    };
+    for (size_t u = 0; u < threads_.size(); ++u) {
+      const auto& calls = threads_[u].calls;
+      for (size_t q = 0; q < calls.size(); ++q) {
+        const Clock& vc = vc_before_.at(calls[q]);
+        std::vector<std::pair<size_t, uint32_t>> candidates;
+        for (size_t t = 0; t < threads_.size(); ++t) {
+          if (t == u || vc[t] == 0) continue;
+          const uint32_t before = q == 0 ? 0 : vc_before_.at(calls[q - 1])[t];
+          if (vc[t] > before) candidates.emplace_back(t, vc[t]);
+        }
+        for (const auto& [t, k] : candidates) {
+          bool implied = false;
+          for (const auto& [v, m] : candidates)
+            if (v != t && after(v, m)[t] >= k) implied = true;
+          if (!implied)
+            edges.push_back(ThreadOrderEdge{threads_[t].tid, threads_[t].calls[k - 1], threads_[u].tid, calls[q]});
+        }
+      }
+    }
+    return edges;
+  }
+
+  const RecordedProcess& p_;
+  std::vector<ThreadState> threads_;
+  std::map<int64_t, size_t> index_;
+  std::string why_not_;
+  std::map<uint64_t, uint32_t> team_;
+  std::map<uint64_t, std::set<size_t>> members_;
+  std::map<uint64_t, Clock> fork_;
+  std::map<uint64_t, std::map<size_t, Clock>> ends_;
+  std::map<std::pair<uint64_t, uint32_t>, std::map<size_t, Clock>> barrier_;
+  std::map<std::pair<uint64_t, uint32_t>, Clock> released_;
+  std::map<uint64_t, uint64_t> parent_, created_seq_;
+  std::map<uint64_t, std::vector<uint64_t>> children_, preds_;
+  std::map<uint64_t, std::map<uint64_t, std::pair<uint64_t, std::vector<uint64_t>>>> deps_by_parent_;
+  std::map<uint64_t, Clock> created_, completed_;
+  std::set<uint64_t> started_;
+  std::map<size_t, Clock> vc_before_;  // process call index -> its thread's clock as it entered
+};
+
+}  // namespace
+
+ThreadOrder order_threads(const RecordedProcess& process) { return Replay(process).run(); }
+
+}  // namespace collmc::traces

@@ -1,0 +1,36 @@
+// The order among a process's threads that its OpenMP synchronization gives (issue 32): the happens-before of
+// the recorder's "omp" lines (the OMPT tool, docs/TRACES.md "OpenMP threads"), reduced to the edges between MPI
+// calls of different threads that no other edge implies. The MPI reader makes each thread a `thread` of the rank
+// and each edge a host store key (`store_set` after the earlier call, `store_wait` before the later one).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collmc/traces/recorder_reader.h"
+
+namespace collmc::traces {
+
+// The calls of `to_thread` from process call `before_call` on come after process call `after_call` of
+// `from_thread` (and so after every earlier call of it).
+struct ThreadOrderEdge {
+  int64_t from_thread = 0;
+  size_t after_call = 0;
+  int64_t to_thread = 0;
+  size_t before_call = 0;
+};
+
+struct ThreadOrder {
+  std::vector<int64_t> threads;  // the threads ("tid") that made MPI calls, in the order of their first call
+  // True when the threads' synchronization was recorded and every thread that made MPI calls took part in it:
+  // `edges` is then the whole order among them. False: `why_not` says why (one thread: empty).
+  bool recorded = false;
+  std::string why_not;
+  std::vector<ThreadOrderEdge> edges;  // by to_thread's call, then from_thread
+};
+
+ThreadOrder order_threads(const RecordedProcess& process);
+
+}  // namespace collmc::traces
