@@ -1154,74 +1154,19 @@ class MpiAssembler {
     return t;
   }
 
-  // A process's threads kept apart (thread_order.h): a `thread` of the rank each, in the order of their first
-  // call (the first is the rank body), and each cross-thread edge a host store key, `store_set` just after the
-  // earlier call and `store_wait` just before the later one (keys unique in the run: rank, thread, call). No
-  // other order is left between them: each thread starts where the rank does (ThreadTrace::starts_with_rank).
-  // nullopt, and the process marked to be read again as one body, when a key would fall inside a group (a
-  // thread's nonblocking calls and their wait: a group holds communication only).
+  // A process's threads kept apart (thread_order.h, threads_with_keys): nullopt, and the process marked to be
+  // read again as one body, when a key would fall inside a group.
   std::optional<std::vector<ThreadTrace>> ordered_threads(size_t p, std::vector<PendingCall>& calls) {
     const ThreadOrder& order = thread_orders_[p];
     std::map<int64_t, size_t> slot;
-    std::vector<ThreadTrace> threads;
-    std::vector<std::vector<PendingCall>> lists;
-    for (int64_t tid : order.threads) {
-      slot[tid] = threads.size();
-      threads.emplace_back();
-      threads.back().name = threads.size() == 1 ? "main" : "omp" + std::to_string(threads.size() - 1);
-      threads.back().starts_with_rank = threads.size() > 1;
-      lists.emplace_back();
-    }
+    for (int64_t tid : order.threads) slot.emplace(tid, slot.size());
+    std::vector<std::vector<ThreadEntry>> lists(order.threads.size());
     for (auto& pc : calls) {
-      auto it = slot.find(pc.thread);
-      if (it == slot.end()) {  // a thread with no MPI call of its own (an mpi_error of none): the rank body's
-        lists.front().push_back(std::move(pc));
-        continue;
-      }
-      lists[it->second].push_back(std::move(pc));
+      auto it = slot.find(pc.thread);  // none: a thread with no MPI call of its own; the rank body's
+      lists[it == slot.end() ? 0 : it->second].push_back(ThreadEntry{std::move(pc.call), pc.source});
     }
-    // Per thread, its keys by where they stand: 2i+1 set just after process call i, 2j-1 waited for just before
-    // call j (a call's own entries stand at 2j), so that a key set after a call carries what was waited for before
-    // it and nothing waited for later.
-    std::vector<std::map<size_t, std::vector<std::pair<CallKind, std::string>>>> keys(threads.size());
-    const std::string rank = std::to_string(world_rank_[p]);
-    for (const auto& e : order.edges) {
-      const size_t from = slot.at(e.from_thread), to = slot.at(e.to_thread);
-      const std::string key = "r" + rank + "_" + threads[from].name + "_" + std::to_string(e.after_call);
-      auto& s = keys[from][2 * e.after_call + 1];
-      if (std::find(s.begin(), s.end(), std::make_pair(CallKind::StoreSet, key)) == s.end())
-        s.emplace_back(CallKind::StoreSet, key);
-      keys[to][2 * e.before_call - 1].emplace_back(CallKind::StoreWait, key);
-    }
-    for (size_t t = 0; t < threads.size(); ++t) {
-      const auto& list = lists[t];
-      auto& out = threads[t].calls;
-      bool in_group = false;
-      auto store = [&](CallKind kind, const std::string& key) {
-        if (in_group) {
-          split_failed_.emplace(p, "a thread synchronization falls between a nonblocking call and its wait");
-          return;
-        }
-        Call c;
-        c.kind = kind;
-        c.key = key;
-        c.detail = kind == CallKind::StoreSet ? "OpenMP synchronization: released for another thread"
-                                              : "OpenMP synchronization: waits for another thread";
-        out.push_back(std::move(c));
-      };
-      auto next = keys[t].begin();
-      for (const auto& pc : list) {
-        if (pc.source != SIZE_MAX)
-          for (; next != keys[t].end() && next->first < 2 * pc.source; ++next)
-            for (const auto& [kind, key] : next->second) store(kind, key);
-        if (pc.call.kind == CallKind::GroupStart) in_group = true;
-        if (pc.call.kind == CallKind::GroupEnd) in_group = false;
-        out.push_back(pc.call);
-      }
-      for (; next != keys[t].end(); ++next)  // after its last statement
-        for (const auto& [kind, key] : next->second) store(kind, key);
-    }
-    if (split_failed_.count(p)) return std::nullopt;
+    auto threads = threads_with_keys(order, world_rank_[p], std::move(lists));
+    if (!threads) split_failed_.emplace(p, "a thread synchronization falls between a nonblocking call and its wait");
     return threads;
   }
 

@@ -470,4 +470,56 @@ class Replay {
 
 ThreadOrder order_threads(const RecordedProcess& process) { return Replay(process).run(); }
 
+std::optional<std::vector<ThreadTrace>> threads_with_keys(const ThreadOrder& order, int world_rank,
+                                                          std::vector<std::vector<ThreadEntry>> lists) {
+  std::map<int64_t, size_t> slot;
+  std::vector<ThreadTrace> threads;
+  for (int64_t tid : order.threads) {
+    slot[tid] = threads.size();
+    threads.emplace_back();
+    threads.back().name = threads.size() == 1 ? "main" : "omp" + std::to_string(threads.size() - 1);
+    threads.back().starts_with_rank = threads.size() > 1;
+  }
+  // Per thread, its keys by where they stand: 2i+1 set just after process call i, 2j-1 waited for just before
+  // call j (a call's own statements stand at 2j), so that a key set after a call carries what was waited for
+  // before it and nothing waited for later.
+  std::vector<std::map<size_t, std::vector<std::pair<CallKind, std::string>>>> keys(threads.size());
+  const std::string rank = std::to_string(world_rank);
+  for (const auto& e : order.edges) {
+    const size_t from = slot.at(e.from_thread), to = slot.at(e.to_thread);
+    const std::string key = "r" + rank + "_" + threads[from].name + "_" + std::to_string(e.after_call);
+    auto& s = keys[from][2 * e.after_call + 1];
+    if (std::find(s.begin(), s.end(), std::make_pair(CallKind::StoreSet, key)) == s.end())
+      s.emplace_back(CallKind::StoreSet, key);
+    keys[to][e.before_call == 0 ? 0 : 2 * e.before_call - 1].emplace_back(CallKind::StoreWait, key);
+  }
+  bool in_group = false, fits = true;
+  for (size_t t = 0; t < threads.size() && t < lists.size(); ++t) {
+    auto& out = threads[t].calls;
+    in_group = false;
+    auto store = [&](CallKind kind, const std::string& key) {
+      if (in_group) fits = false;
+      Call c;
+      c.kind = kind;
+      c.key = key;
+      c.detail = kind == CallKind::StoreSet ? "OpenMP synchronization: released for another thread"
+                                            : "OpenMP synchronization: waits for another thread";
+      out.push_back(std::move(c));
+    };
+    auto next = keys[t].begin();
+    for (auto& entry : lists[t]) {
+      if (entry.source != SIZE_MAX)
+        for (; next != keys[t].end() && next->first < 2 * entry.source; ++next)
+          for (const auto& [kind, key] : next->second) store(kind, key);
+      if (entry.call.kind == CallKind::GroupStart) in_group = true;
+      if (entry.call.kind == CallKind::GroupEnd) in_group = false;
+      out.push_back(std::move(entry.call));
+    }
+    for (; next != keys[t].end(); ++next)  // after its last statement
+      for (const auto& [kind, key] : next->second) store(kind, key);
+  }
+  if (!fits) return std::nullopt;
+  return threads;
+}
+
 }  // namespace collmc::traces

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,5 +33,20 @@ struct ThreadOrder {
 };
 
 ThreadOrder order_threads(const RecordedProcess& process);
+
+// One statement of a thread and the process call it came from (SIZE_MAX: none).
+struct ThreadEntry {
+  Call call;
+  size_t source = SIZE_MAX;
+};
+
+// The threads of `order` (`lists`: each one's statements, by order.threads) as `thread`s of the rank, in the
+// order of their first call (the first is the rank body, "main"; the others "omp1", ...), each cross-thread
+// edge a host store key: `store_set` just after the earlier call, `store_wait` just before the later one (keys
+// unique in the run: rank, thread, call). No other order is left between them: each thread starts where the
+// rank does (ThreadTrace::starts_with_rank). nullopt when a key would fall inside a group (a thread's
+// nonblocking calls and their wait: a group holds communication only).
+std::optional<std::vector<ThreadTrace>> threads_with_keys(const ThreadOrder& order, int world_rank,
+                                                          std::vector<std::vector<ThreadEntry>> lists);
 
 }  // namespace collmc::traces
