@@ -37,6 +37,12 @@ class Lines {
     text_ += head("return", s, tid) + name + R"(","result":0)" + (out.empty() ? "" : "," + out) + "}\n";
     return *this;
   }
+  // The program's own load or store of thread `tid` since its last line (written before its next one).
+  Lines& access(int tid, bool store, const std::string& addr, int bytes) {
+    text_ += head("access", ++seq_, tid) + (store ? "store" : "load") + R"(","addr":")" + addr + R"(","bytes":)" +
+             std::to_string(bytes) + "}\n";
+    return *this;
+  }
   Lines& omp(int tid, const std::string& what, const std::string& fields = "") {
     text_ += head("omp", ++seq_, tid) + what + "\"" + (fields.empty() ? "" : "," + fields) + "}\n";
     return *this;
@@ -180,6 +186,38 @@ TEST(MpiThreadOrder, ARequestWaitedByAnotherThreadKeepsOneBody) {
   const std::string text = emit_scenario(trace);
   EXPECT_EQ(text.find("thread t_"), std::string::npos) << text;
   EXPECT_EQ(collmc::testing::verdict_of(text), Verdict::Safe) << text;
+}
+
+// RMARaceBench's MPIRMA/hybrid/001 and 002: the master thread gets into window memory under a lock while the
+// other thread of its team loads it. Without a barrier between (001, `omp master` has none) the load races with
+// the transfer in flight (MPI 4.1 sec. 12.7), found although in the run the load came after the unlock; with a
+// barrier after the unlock (002) it is ordered. Only one thread makes MPI calls: the rank stays one body.
+TEST(MpiThreadOrder, AnotherThreadsLoadRacesWithAGetNothingOrdersItWith) {
+  auto rank0 = [](bool barrier) {
+    Lines l(0, 2);
+    l.call(1, "MPI_Win_allocate", R"("comm":"0x10","size":40,"disp_unit":4)", R"("win":"0x60","base":"0x5000")");
+    l.fork();
+    l.call(1, "MPI_Win_lock", R"("win":"0x60","target":1,"lock":"exclusive")");
+    l.call(1, "MPI_Get",
+           R"("win":"0x60","target":1,"count":1,"dtype":"MPI_INT","target_dtype":"MPI_INT","buf":"0x5000",)"
+           R"("bytes":4,"target_disp":0,"target_bytes":4)");
+    l.call(1, "MPI_Win_unlock", R"("win":"0x60","target":1)");
+    if (barrier) l.barrier(1, "begin").barrier(2, "begin").barrier(1, "end").barrier(2, "end");
+    l.access(2, false, "0x5000", 4);
+    l.join();
+    return l.call(1, "MPI_Win_free", R"("win":"0x60")").call(1, "MPI_Finalize", "");
+  };
+  Lines rank1(1, 2);
+  rank1.call(1, "MPI_Win_allocate", R"("comm":"0x10","size":40,"disp_unit":4)", R"("win":"0x60","base":"0x7000")")
+      .call(1, "MPI_Win_free", R"("win":"0x60")")
+      .call(1, "MPI_Finalize", "");
+  const std::string racy = emit_scenario(import({rank0(false), rank1}));
+  EXPECT_NE(racy.find("nothing in the threads' recorded OpenMP synchronization orders the two"), std::string::npos)
+      << racy;
+  EXPECT_EQ(collmc::testing::verdict_of(racy), Verdict::UsageError) << racy;
+  const std::string ordered = emit_scenario(import({rank0(true), rank1}));
+  EXPECT_EQ(ordered.find("mpi_error"), std::string::npos) << ordered;
+  EXPECT_EQ(collmc::testing::verdict_of(ordered), Verdict::Safe) << ordered;
 }
 
 }  // namespace

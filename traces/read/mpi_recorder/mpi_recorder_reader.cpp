@@ -199,11 +199,10 @@ class MpiAssembler {
     for (size_t p = 0; p < processes_.size(); ++p) {
       if (world_rank_[p] < 0) continue;
       thread_orders_[p] = order_threads(processes_[p]);
-      if (auto it = one_body_.find(p); it != one_body_.end() && thread_orders_[p].recorded) {
-        thread_orders_[p].recorded = false;
-        thread_orders_[p].why_not = it->second;
-      }
     }
+    // The race rules judge one thread's access against another's transfer by the recorded order, even where the
+    // scenario keeps the process one body: the order between the threads is the run's all the same.
+    for (size_t p = 0; p < processes_.size(); ++p) usage_rules_.thread_order(p, &thread_orders_[p]);
     std::vector<std::vector<PendingCall>> calls(processes_.size());
     for (size_t p = 0; p < processes_.size(); ++p)
       if (world_rank_[p] >= 0) calls[p] = read_process(p);
@@ -444,7 +443,7 @@ class MpiAssembler {
     world.members.push_back(Membership{p, world_rank_[p], 0});
     std::vector<PendingCall> out;
     const ThreadOrder& order = thread_orders_[p];
-    st.by_thread = order.recorded;
+    st.by_thread = kept_apart(p);
     if (!processes_[p].calls.empty()) st.thread = processes_[p].calls.front().enter->event["tid"].get<int64_t>();
     const auto& accesses = processes_[p].accesses;  // the program's loads and stores, by the call after them
     size_t next_access = 0;
@@ -482,12 +481,13 @@ class MpiAssembler {
     }
     end_open_group(p, st, out);
     const std::string label = "rank " + std::to_string(world_rank_[p]);
-    if (order.recorded)
+    if (kept_apart(p))
       notes_.push_back("threads of " + label + " (" + std::to_string(order.threads.size()) +
                        ") ordered by their recorded OpenMP synchronization only: " +
                        std::to_string(order.edges.size()) + " cross-thread order(s), as host store keys");
     else if (order.threads.size() > 1)
-      notes_.push_back("threads of " + label + " taken in the order their calls were entered: " + order.why_not);
+      notes_.push_back("threads of " + label + " taken in the order their calls were entered: " +
+                       (order.recorded ? one_body_.at(p) : order.why_not));
     return out;
   }
 
@@ -585,7 +585,7 @@ class MpiAssembler {
       while (at < out.size() && (out[at].source == SIZE_MAX || out[at].source < index)) ++at;
       const RecordedCall& rc = processes_[p].calls[index];
       const int64_t tid = rc.enter->event["tid"].get<int64_t>();
-      const bool by_thread = thread_orders_[p].recorded;  // threads kept apart: each has its own groups
+      const bool by_thread = kept_apart(p);  // threads kept apart: each has its own groups
       size_t group_start = SIZE_MAX;
       for (size_t k = 0; k < at; ++k) {
         if (by_thread && out[k].thread != tid) continue;
@@ -1141,7 +1141,7 @@ class MpiAssembler {
         if (pc.root_comm_rank) to_world(*pc.root_comm_rank, pc.call.root);
         if (pc.peer_comm_rank) to_world(*pc.peer_comm_rank, pc.call.peer);
       }
-      if (thread_orders_[p].recorded) {
+      if (kept_apart(p)) {
         if (auto threads = ordered_threads(p, calls[p])) rt.threads = std::move(*threads);
         continue;
       }
@@ -1152,6 +1152,12 @@ class MpiAssembler {
     }
     for (auto& n : notes_) t.notes.push_back(n);
     return t;
+  }
+
+  // Whether process p's threads are threads of the scenario (their synchronization recorded, and no first
+  // reading found that they cannot be kept apart).
+  bool kept_apart(size_t p) const {
+    return thread_orders_[p].recorded && thread_orders_[p].threads.size() > 1 && one_body_.count(p) == 0;
   }
 
   // A process's threads kept apart (thread_order.h, threads_with_keys): nullopt, and the process marked to be

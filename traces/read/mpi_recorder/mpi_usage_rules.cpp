@@ -121,6 +121,9 @@ void MpiUsageRules::error(size_t p, size_t i, model::MpiRule rule, const std::st
 }
 
 void MpiUsageRules::observe(size_t p, size_t i, const RecordedCall& rc, const MpiCallContext& ctx) {
+  auto& seqs = call_seqs_[p];
+  if (seqs.size() <= i) seqs.resize(i + 1, 0);
+  seqs[i] = rc.enter->event["seq"].get<uint64_t>();
   const int syncs_before = processes_[p].syncs;
   observe_call(p, i, rc, ctx);
   sync_point(p, i, rc, ctx, processes_[p].syncs != syncs_before);
@@ -738,6 +741,7 @@ void MpiUsageRules::program_access(size_t p, const RecordedAccess& ra, const std
   a.write = text(l, "call") == "store";
   a.program = true;
   a.tid = number(l, "tid", 0);
+  a.seq = static_cast<uint64_t>(number(l, "seq", 0));
   a.sync_from = a.sync_to = pr.syncs;
   a.in_epoch = in_epoch(pr);
   self_lock(pr, a);
@@ -820,6 +824,22 @@ void MpiUsageRules::find_races() {
         if (a.rank == b.rank) {
           // One rank: a call made while an RMA transfer on the same bytes is in flight (MPI 4.1 sec. 12.7).
           if (a.p == b.p && a.index == b.index) continue;
+          // The program's access of another thread than the transfer's: written at that thread's next call or
+          // OpenMP synchronization, it may have come anywhere since its last one, so the recorded order says
+          // nothing; the threads' recorded synchronization does (thread_order.h), and without it such a pair is
+          // not judged (an OpenMP barrier the trace does not see may order them).
+          if (a.tid != b.tid && (a.program || b.program)) {
+            const Access& local = a.program ? a : b;
+            const Access& transfer = a.program ? b : a;
+            if (!transfer.rma || transfer.program || !threads_unordered(transfer, local)) continue;
+            error(local.p, local.index,
+                  local.what + " on thread " + std::to_string(local.tid) + " while " + transfer.what + " on thread " +
+                      std::to_string(transfer.tid) +
+                      " may not be completed: the same bytes, one of them written, and nothing in the threads' "
+                      "recorded OpenMP synchronization orders the two (MPI 4.1 sec. " +
+                      (transfer.nonblocking ? "3.7.2" : "12.7") + ")");
+            continue;
+          }
           const Access& first = a.order <= b.order ? a : b;
           const Access& second = a.order <= b.order ? b : a;
           const bool completed_before = first.done != SIZE_MAX && second.order >= 2 * first.done;
@@ -898,6 +918,21 @@ void MpiUsageRules::find_races() {
                   " in one epoch, one of them a write: a data race (MPI 4.1 sec. 12.7)");
       }
   }
+}
+
+bool MpiUsageRules::threads_unordered(const Access& transfer, const Access& local) const {
+  auto it = thread_orders_.find(local.p);
+  if (it == thread_orders_.end() || it->second == nullptr || !it->second->recorded || transfer.p != local.p)
+    return false;
+  const ThreadOrder& order = *it->second;
+  auto seqs = call_seqs_.find(transfer.p);
+  if (seqs == call_seqs_.end() || transfer.index >= seqs->second.size()) return false;
+  const std::optional<bool> before_issue = order.happens_before(local.seq, seqs->second[transfer.index]);
+  if (!before_issue || *before_issue) return false;
+  if (transfer.done == SIZE_MAX) return true;  // never completed: in flight from its issue on
+  if (transfer.done >= seqs->second.size()) return false;
+  const std::optional<bool> after_done = order.happens_before(seqs->second[transfer.done], local.seq);
+  return after_done && !*after_done;
 }
 
 std::map<std::pair<size_t, size_t>, std::vector<MpiUsageError>> MpiUsageRules::errors() {

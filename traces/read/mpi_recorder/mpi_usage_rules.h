@@ -18,6 +18,7 @@
 #include "collmc/model/operations.h"
 #include "collmc/traces/recorder_reader.h"
 #include "mpi_calls.h"
+#include "thread_order.h"
 
 namespace collmc::traces {
 
@@ -58,6 +59,9 @@ class MpiUsageRules {
   // A load or store of the program itself (an "access" line), before call `a.before_call` of process p; the
   // calls before it were observed. Reported, when erroneous, at that call.
   void program_access(size_t p, const RecordedAccess& a, const std::string& file);
+  // Process p's threads ordered by their recorded synchronization (thread_order.h; kept alive by the caller):
+  // the program's access of one thread is then judged against another thread's transfer by that order.
+  void thread_order(size_t p, const ThreadOrder* order) { thread_orders_[p] = order; }
   // What the rules could not judge (said in the import summary), once errors() ran.
   const std::vector<std::string>& notes() const { return notes_; }
   // MPI_TAG_UB as the run's processes reported it at MPI_Init (the least of them); nullopt: not recorded.
@@ -107,6 +111,7 @@ class MpiUsageRules {
     size_t order = 0;                // where in the rank's run: 2 x its call index; a program access, 2 x index - 1
     bool program = false;            // a load or store of the program itself (program_access)
     int64_t tid = 0;                 // the thread of the call (or of the program's access)
+    uint64_t seq = 0;                // the program's access: its line's seq (a call's: call_seqs_)
     bool pscw = false;               // an RMA transfer in a start/complete epoch (MPI_Win_start)
     int pscw_nth = -1;               // pscw: which of the origin's start epochs holding the target (0: the first)
     bool nonblocking = false;        // the buffer of a nonblocking send or receive, in use until its request completes
@@ -171,6 +176,12 @@ class MpiUsageRules {
   std::map<size_t, std::map<uint64_t, int64_t>> posted_receives_;     // process -> request -> the posted tag
   std::map<size_t, std::vector<std::vector<int32_t>>> entry_clocks_;  // process -> call -> clock at its entry
   bool clocks_known_ = false;
+  // Two threads of one process: a transfer of one and the program's access of the other that nothing in the
+  // threads' recorded synchronization orders (the access neither before the transfer's issue nor after its
+  // completion); false where that order was not recorded (then such pairs are not judged).
+  bool threads_unordered(const Access& transfer, const Access& local) const;
+  std::map<size_t, const ThreadOrder*> thread_orders_;
+  std::map<size_t, std::vector<uint64_t>> call_seqs_;  // process -> call index -> its entry's seq
   bool one_host_ = true;  // the processes' t_mono_ns compare (one machine's CLOCK_MONOTONIC)
   std::map<size_t, ProcessRules> processes_;
   std::map<std::pair<std::string, int>, WindowMemory> memory_;  // (window, world rank) -> its bytes

@@ -20,7 +20,8 @@ namespace collmc::traces {
 namespace {
 
 enum class OmpWhat {
-  Call,  // an MPI call of the thread
+  Call,    // an MPI call of the thread
+  Access,  // the program's own loads and stores since the thread's last line (an "access" line)
   ParallelBegin,
   ParallelEnd,
   ImplicitBegin,
@@ -64,7 +65,7 @@ OmpWhat omp_what(const std::string& call) {
 // ompt_task_status_t values after which the prior task's body has ended (complete, cancel, detach).
 bool task_body_ended(int64_t status) { return status == 1 || status == 3 || status == 4; }
 
-using Clock = std::vector<uint32_t>;  // per thread: how many of its MPI calls happened before
+using Clock = std::vector<uint32_t>;  // per thread: how many of its lines happened before
 void join_into(Clock& a, const Clock& b) {
   for (size_t i = 0; i < a.size(); ++i) a[i] = std::max(a[i], b[i]);
 }
@@ -72,7 +73,7 @@ void join_into(Clock& a, const Clock& b) {
 struct Event {
   uint64_t seq = 0;
   OmpWhat what = OmpWhat::Call;
-  size_t call = 0;                     // Call: the process's call index
+  size_t call = 0;                     // Call: the process's call index; Access: the access's index
   const RecorderLine* line = nullptr;  // an omp line
   uint64_t a = 0, b = 0;               // what the line names (region, task, wait_id, ...), by kind
   int64_t status = 0;                  // task_schedule's status
@@ -98,6 +99,9 @@ struct ThreadState {
   std::map<uint64_t, uint32_t> held;                      // wait_id -> the rank of its acquisition this thread holds
   std::vector<std::pair<uint64_t, uint64_t>> taskgroups;  // (task, seq of the taskgroup's begin)
   std::vector<size_t> calls;                              // its MPI calls, process indices in order
+  std::vector<size_t> call_at;                            // where each of them is in `events`
+  std::vector<uint32_t> calls_before;                     // [n]: how many of its first n events are calls
+  bool omp = false;  // it is a thread of an OpenMP team (else its lines are no points: nothing orders them)
 };
 
 class Replay {
@@ -109,15 +113,15 @@ class Replay {
     collect();
     for (const auto& t : threads_)
       if (!t.calls.empty()) out.threads.push_back(t.tid);
-    if (out.threads.size() < 2) return out;
+    // One thread, or no omp line: nothing to order (several threads that call MPI: said why). A team whose
+    // other threads make no MPI call is still replayed: their loads and stores are judged by it (race rules).
+    if (threads_.size() < 2) return out;
     if (p_.omp_events.empty()) {
-      out.why_not = "no thread synchronization recorded";
+      if (out.threads.size() > 1) out.why_not = "no thread synchronization recorded";
       return out;
     }
     for (const auto& t : threads_) {
-      const bool omp = std::any_of(t.events.begin(), t.events.end(),
-                                   [](const Event& e) { return e.what == OmpWhat::ImplicitBegin; });
-      if (!t.calls.empty() && !omp) {
+      if (!t.calls.empty() && !t.omp) {
         out.why_not = "thread " + std::to_string(t.tid) +
                       " made MPI calls outside the OpenMP runtime (a thread of its own, whose synchronization "
                       "is not recorded)";
@@ -144,6 +148,7 @@ class Replay {
     }
     out.recorded = true;
     out.edges = reduce();
+    out.points = std::move(points_);
     return out;
   }
 
@@ -158,23 +163,34 @@ class Replay {
   }
 
   void collect() {
-    std::vector<std::pair<uint64_t, std::pair<bool, size_t>>> all;  // seq -> (omp?, index)
+    enum class Source { Call, Access, Omp };
+    std::vector<std::pair<uint64_t, std::pair<Source, size_t>>> all;  // seq -> (its kind, index)
     for (size_t i = 0; i < p_.calls.size(); ++i)
-      all.push_back({p_.calls[i].enter->event["seq"].get<uint64_t>(), {false, i}});
+      all.push_back({p_.calls[i].enter->event["seq"].get<uint64_t>(), {Source::Call, i}});
+    for (size_t i = 0; i < p_.accesses.size(); ++i)
+      all.push_back({p_.accesses[i].line->event["seq"].get<uint64_t>(), {Source::Access, i}});
     for (size_t i = 0; i < p_.omp_events.size(); ++i)
-      all.push_back({p_.omp_events[i].line->event["seq"].get<uint64_t>(), {true, i}});
+      all.push_back({p_.omp_events[i].line->event["seq"].get<uint64_t>(), {Source::Omp, i}});
     std::sort(all.begin(), all.end());
     std::map<std::pair<size_t, uint64_t>, uint32_t> barriers;  // (thread, region) -> barrier ends so far
     std::map<uint64_t, uint32_t> acquisitions;                 // wait_id -> acquisitions so far
     for (const auto& [seq, which] : all) {
       Event e;
       e.seq = seq;
-      if (!which.first) {
+      if (which.first == Source::Call) {
         const RecordedCall& rc = p_.calls[which.second];
         const size_t t = thread_index(rc.enter->event["tid"].get<int64_t>());
         e.call = which.second;
         threads_[t].calls.push_back(which.second);
+        threads_[t].call_at.push_back(threads_[t].events.size());
         threads_[t].events.push_back(e);
+        continue;
+      }
+      if (which.first == Source::Access) {
+        const RecorderLine* l = p_.accesses[which.second].line;
+        e.what = OmpWhat::Access;
+        e.call = which.second;
+        threads_[thread_index(l->event["tid"].get<int64_t>())].events.push_back(e);
         continue;
       }
       const RecorderLine* l = p_.omp_events[which.second].line;
@@ -193,6 +209,7 @@ class Replay {
           if (number(l, "initial") == 0) {
             team_[e.a] = static_cast<uint32_t>(number(l, "team"));
             members_[e.a].insert(t);
+            threads_[t].omp = true;
           } else {
             e.what = OmpWhat::Unknown;  // the initial task: no team, no fork
           }
@@ -231,12 +248,18 @@ class Replay {
           e.status = static_cast<int64_t>(number(l, "status"));
           break;
         case OmpWhat::Call:
+        case OmpWhat::Access:
         case OmpWhat::Unknown:
           break;
       }
       threads_[t].events.push_back(e);
     }
-    for (auto& t : threads_) t.clock.assign(threads_.size(), 0);
+    for (auto& t : threads_) {
+      t.clock.assign(threads_.size(), 0);
+      t.calls_before.assign(t.events.size() + 1, 0);
+      for (size_t n = 0; n < t.events.size(); ++n)
+        t.calls_before[n + 1] = t.calls_before[n] + (t.events[n].what == OmpWhat::Call ? 1 : 0);
+    }
   }
 
   // A task's dependences (OpenMP 5.1 sec. 2.19.11): among the sibling tasks of one parent, in their creation
@@ -310,9 +333,11 @@ class Replay {
     }
     const Event& e = th.events[th.at];
     switch (e.what) {
+      case OmpWhat::Access:
+        if (!th.omp) break;
+        [[fallthrough]];
       case OmpWhat::Call:
-        vc_before_[e.call] = th.clock;
-        ++th.clock[t];
+        points_[e.seq] = ThreadOrder::LinePoint{static_cast<uint32_t>(t), static_cast<uint32_t>(th.at), th.clock};
         break;
       case OmpWhat::ParallelBegin:
         fork_[e.a] = th.clock;
@@ -402,6 +427,7 @@ class Replay {
         break;
     }
     ++th.at;
+    ++th.clock[t];  // each line counts: a later line of another thread knows it through an edge
     return true;
   }
 
@@ -418,30 +444,31 @@ class Replay {
 
   // The edges between MPI calls of different threads that no other edge (or the thread's own order) implies:
   // for call j of thread U, the last call k of each other thread T before it, unless U's previous call already
-  // followed it or another such predecessor (V, m) did.
+  // followed it or another such predecessor (V, m) did. Clocks count lines; `calls_before` makes them calls.
   std::vector<ThreadOrderEdge> reduce() const {
     std::vector<ThreadOrderEdge> edges;
-    auto after = [&](size_t v, uint32_t m) {  // thread v's clock just after its m-th call (1-based)
-      Clock c = vc_before_.at(threads_[v].calls[m - 1]);
-      c[v] = m;
-      return c;
+    auto clock_at = [&](size_t v, size_t event) -> const Clock& {
+      return points_.at(threads_[v].events[event].seq).clock;
     };
+    auto calls_known = [&](const Clock& c, size_t t) { return threads_[t].calls_before[c[t]]; };
     for (size_t u = 0; u < threads_.size(); ++u) {
-      const auto& calls = threads_[u].calls;
-      for (size_t q = 0; q < calls.size(); ++q) {
-        const Clock& vc = vc_before_.at(calls[q]);
-        std::vector<std::pair<size_t, uint32_t>> candidates;
+      const auto& at = threads_[u].call_at;
+      for (size_t q = 0; q < at.size(); ++q) {
+        const Clock& vc = clock_at(u, at[q]);
+        std::vector<std::pair<size_t, uint32_t>> candidates;  // (thread, its last call before, 1-based)
         for (size_t t = 0; t < threads_.size(); ++t) {
-          if (t == u || vc[t] == 0) continue;
-          const uint32_t before = q == 0 ? 0 : vc_before_.at(calls[q - 1])[t];
-          if (vc[t] > before) candidates.emplace_back(t, vc[t]);
+          if (t == u) continue;
+          const uint32_t k = calls_known(vc, t);
+          const uint32_t before = q == 0 ? 0 : calls_known(clock_at(u, at[q - 1]), t);
+          if (k > before) candidates.emplace_back(t, k);
         }
         for (const auto& [t, k] : candidates) {
           bool implied = false;
           for (const auto& [v, m] : candidates)
-            if (v != t && after(v, m)[t] >= k) implied = true;
+            if (v != t && calls_known(clock_at(v, threads_[v].call_at[m - 1]), t) >= k) implied = true;
           if (!implied)
-            edges.push_back(ThreadOrderEdge{threads_[t].tid, threads_[t].calls[k - 1], threads_[u].tid, calls[q]});
+            edges.push_back(
+                ThreadOrderEdge{threads_[t].tid, threads_[t].calls[k - 1], threads_[u].tid, threads_[u].calls[q]});
         }
       }
     }
@@ -463,12 +490,19 @@ class Replay {
   std::map<uint64_t, std::map<uint64_t, std::pair<uint64_t, std::vector<uint64_t>>>> deps_by_parent_;
   std::map<uint64_t, Clock> created_, completed_;
   std::set<uint64_t> started_;
-  std::map<size_t, Clock> vc_before_;  // process call index -> its thread's clock as it entered
+  std::map<uint64_t, ThreadOrder::LinePoint> points_;  // calls' entries and access lines, by seq
 };
 
 }  // namespace
 
 ThreadOrder order_threads(const RecordedProcess& process) { return Replay(process).run(); }
+
+std::optional<bool> ThreadOrder::happens_before(uint64_t earlier, uint64_t later) const {
+  auto a = points.find(earlier), b = points.find(later);
+  if (a == points.end() || b == points.end()) return std::nullopt;
+  if (a->second.thread == b->second.thread) return a->second.position < b->second.position;
+  return b->second.clock[a->second.thread] > a->second.position;
+}
 
 std::optional<std::vector<ThreadTrace>> threads_with_keys(const ThreadOrder& order, int world_rank,
                                                           std::vector<std::vector<ThreadEntry>> lists) {

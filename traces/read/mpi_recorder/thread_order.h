@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,16 @@ struct ThreadOrder {
   bool recorded = false;
   std::string why_not;
   std::vector<ThreadOrderEdge> edges;  // by to_thread's call, then from_thread
+  // Where each call's entry and each access line (by seq) stands, for the race rules: its thread (an index),
+  // its place among that thread's lines, and how many lines of each thread happened before it.
+  struct LinePoint {
+    uint32_t thread = 0, position = 0;
+    std::vector<uint32_t> clock;
+  };
+  std::map<uint64_t, LinePoint> points;
+  // Whether the line `earlier` (a seq) happens before the line `later` by the threads' own order and their
+  // recorded synchronization; nullopt where either is not a point (or the order was not recorded).
+  std::optional<bool> happens_before(uint64_t earlier, uint64_t later) const;
 };
 
 ThreadOrder order_threads(const RecordedProcess& process);

@@ -29,6 +29,7 @@
 #include COLLMC_OMP_TOOLS_HEADER  // omp-tools.h, the path found by CMake (clang's or Debian's libomp-dev)
 
 #include "json_line.h"
+#include "mpi_hook_args.h"
 #include "trace_file.h"
 
 namespace collmc::recorder::omp_tool {
@@ -45,8 +46,12 @@ uint64_t id_of(ompt_data_t* data) {
 }
 
 // An "omp" line: the common fields, then `fill` adds the event's own.
+// The thread's own loads and stores since its last line are written first (mpi_memory_hooks.cpp): they came
+// before this synchronization, which the race rules need to know (a thread that makes no MPI call writes them
+// only here).
 template <typename Fill>
 void write_omp(const char* what, Fill fill) {
+  mpi_hooks::write_memory_accesses();
   if (!recording()) return;
   JsonLine line;
   begin_event(line, "omp", next_seq(), what);
