@@ -257,6 +257,11 @@ int cmd_record(const std::vector<std::string>& args) {
       "record into a DIR that is not empty, keeping its trace files: for the ranks of one run started one by one")(
       "recorder", po::value<std::string>()->default_value("auto")->value_name("KIND"),
       "auto (mpi for a program started by mpirun/mpiexec or linked with libmpi, else nccl), nccl or mpi")(
+      "openmp-runtime", po::value<std::string>()->value_name("LIB"),
+      "preload the OpenMP runtime LIB (LLVM's libomp.so, which also implements gcc's GOMP_* calls) into the "
+      "program: the MPI recorder records its threads' OpenMP synchronization through OMPT, which gcc's libgomp "
+      "lacks, so a program built with gcc -fopenmp gets its threads ordered by it (docs/TRACES.md, \"OpenMP "
+      "threads\")")(
       "time-limit", po::value<double>()->value_name("S"),
       "stop the program (SIGTERM to its process group, SIGKILL 2 s later) after S seconds and exit 124: the "
       "traces then show where each process was")(
@@ -298,6 +303,12 @@ int cmd_record(const std::vector<std::string>& args) {
       throw po::error("--hang-after must be a positive number of seconds");
   }
   const bool watching = vm.count("watch") || vm.count("on-hang") || vm.count("watch-html");
+  std::string openmp_runtime;
+  if (vm.count("openmp-runtime")) {
+    openmp_runtime = fs::absolute(vm["openmp-runtime"].as<std::string>()).string();
+    if (!fs::is_regular_file(openmp_runtime))
+      throw po::error("--openmp-runtime: no such library file: " + openmp_runtime);
+  }
   const OnHang on_hang = vm.count("on-hang") ? parse_on_hang(vm["on-hang"].as<std::string>()) : OnHang{};
   const bool watched = time_limit > 0 || hang_after > 0 || watching;
 
@@ -326,6 +337,8 @@ int cmd_record(const std::vector<std::string>& args) {
   std::string preload = recorder;
   if (const char* old = std::getenv("LD_PRELOAD"); old != nullptr && *old != '\0')
     preload = std::string(old) + ":" + recorder;
+  // First: its GOMP_* and omp_* definitions then win over the libgomp the program was linked with.
+  if (!openmp_runtime.empty()) preload = openmp_runtime + ":" + preload;
   // Open MPI's mpirun: the preload goes to the ranks only (-x), not into mpirun itself, which needs no MPI.
   const bool forward_with_x =
       kind == RecorderKind::Mpi && is_mpi_launcher(program[0]) && is_open_mpi_launcher(program[0]);

@@ -46,7 +46,7 @@ const std::vector<CommandHelp> kCommands = {
     {"replay", {"--backend", "--hang-after", "--calibrate", "--table", "--shrink"}, {}},
     {"shrink", {"--output", "--max-ranks", "--time-limit"}, {}},
     {"trace import", {"--output", "--format", "--name", "--no-origins", "--quiet"}, {}},
-    {"record", {"--out", "--watch", "--on-hang", "--watch-html"}, {}},
+    {"record", {"--out", "--watch", "--on-hang", "--watch-html", "--openmp-runtime"}, {}},
     {"watch", {"--flight-recorder", "--prefix", "--world", "--on-hang", "--time-limit"}, {}},
     {"gen ring", {"--comms", "--agreed", "--profile", "--output", "--ranks", "--world"}, {"--tp", "--groups"}},
     {"gen megatron",

@@ -46,7 +46,10 @@ cases=(
   "omp:omp_free_after_barrier 2 safe completes ordered by their recorded OpenMP synchronization"
   "omp:omp_free_unordered 2 usage_error completes already destroyed"
   "gomp:omp_free_after_barrier 2 safe completes no thread synchronization recorded"
+  # gcc's build again, recorded with LLVM's libomp preloaded (--openmp-runtime): its OMPT records the threads
+  "libomp:omp_free_after_barrier 2 safe completes ordered by their recorded OpenMP synchronization"
 )
+libomp=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | sort -V | tail -1)
 for c in "${cases[@]}"; do
   read -r prog np verdict run text <<<"$c"
   mpicc=(mpicc)
@@ -56,14 +59,19 @@ for c in "${cases[@]}"; do
   case $how in
     ls) mpicc=("$src/scripts/mpicc-loads-stores.sh" "$(dirname "$collmc")") ;;
     omp) mpicc=(env OMPI_CC=clang MPICH_CC=clang mpicc -fopenmp) ;;
-    gomp) mpicc=(env OMPI_CC=gcc MPICH_CC=gcc mpicc -fopenmp) ;;
+    gomp | libomp) mpicc=(env OMPI_CC=gcc MPICH_CC=gcc mpicc -fopenmp) ;;
   esac
+  record_args=()
+  if [ "$how" = libomp ]; then
+    [ -n "$libomp" ] || { echo "skip $prog ($how): no LLVM libomp.so.5 on this machine"; continue; }
+    record_args=(--openmp-runtime "$libomp")
+  fi
   dir=$work/$prog-$how
   mkdir -p "$dir"
   if ! "${mpicc[@]}" -O1 -o "$dir/$prog" "$src/tests/mpi_programs/$prog.c" 2>"$dir/cc.log"; then
     echo "FAIL $prog: mpicc failed"; cat "$dir/cc.log"; failures=$((failures + 1)); continue
   fi
-  "$collmc" record --out "$dir/traces" --hang-after 1 --time-limit "$limit" -- \
+  "$collmc" record "${record_args[@]}" --out "$dir/traces" --hang-after 1 --time-limit "$limit" -- \
     mpirun --bind-to none -np "$np" "$dir/$prog" >"$dir/record.log" 2>&1
   rc=$?
   # A hung run is stopped by --hang-after (every rank in a call, no trace line for 1 s), not by the limit.
