@@ -126,6 +126,9 @@ void MpiUsageRules::observe(size_t p, size_t i, const RecordedCall& rc, const Mp
   seqs[i] = rc.enter->event["seq"].get<uint64_t>();
   const int syncs_before = processes_[p].syncs;
   observe_call(p, i, rc, ctx);
+  auto& syncs = syncs_after_[p];
+  if (syncs.size() <= i) syncs.resize(i + 1, 0);
+  syncs[i] = processes_[p].syncs;
   sync_point(p, i, rc, ctx, processes_[p].syncs != syncs_before);
 }
 
@@ -271,8 +274,9 @@ bool MpiUsageRules::happens_before(const Access& x, const Access& y) const {
 int64_t MpiUsageRules::known_of(const Access& y, int rank) const {
   if (!clocks_known_ || rank < 0) return -1;
   auto it = entry_clocks_.find(y.p);
-  if (it == entry_clocks_.end() || y.index >= it->second.size()) return -1;
-  const std::vector<int32_t>& clock = it->second[y.index];
+  const size_t at = y.knows_index == SIZE_MAX ? y.index : y.knows_index;
+  if (it == entry_clocks_.end() || at >= it->second.size()) return -1;
+  const std::vector<int32_t>& clock = it->second[at];
   return static_cast<size_t>(rank) < clock.size() ? clock[static_cast<size_t>(rank)] : -1;
 }
 
@@ -743,6 +747,21 @@ void MpiUsageRules::program_access(size_t p, const RecordedAccess& ra, const std
   a.tid = number(l, "tid", 0);
   a.seq = static_cast<uint64_t>(number(l, "seq", 0));
   a.sync_from = a.sync_to = pr.syncs;
+  // Another thread's calls may stand between the access and the calls of its own thread before it: what it
+  // knows of the other ranks is what the calls that happen before it by the threads' recorded synchronization
+  // knew (the clocks and counts are the process's, in call order: never less than that).
+  if (auto order = thread_orders_.find(p);
+      order != thread_orders_.end() && order->second != nullptr && order->second->recorded && call_seqs_.count(p) > 0) {
+    const auto& seqs = call_seqs_[p];
+    size_t last = ra.before_call;  // the last call before it by that order, +1 (0: none)
+    while (last > 0 && !(last - 1 < seqs.size() && order->second->happens_before(seqs[last - 1], a.seq).value_or(true)))
+      --last;
+    if (last < ra.before_call) {
+      a.knows_index = last;
+      const auto& syncs = syncs_after_[p];
+      a.sync_from = a.sync_to = last == 0 || last - 1 >= syncs.size() ? 0 : syncs[last - 1];
+    }
+  }
   a.in_epoch = in_epoch(pr);
   self_lock(pr, a);
   a.what = std::string("the program's ") + (a.write ? "store to " : "load of ") + std::to_string(n) + " bytes at " +

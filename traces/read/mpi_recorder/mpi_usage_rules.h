@@ -112,10 +112,14 @@ class MpiUsageRules {
     bool program = false;            // a load or store of the program itself (program_access)
     int64_t tid = 0;                 // the thread of the call (or of the program's access)
     uint64_t seq = 0;                // the program's access: its line's seq (a call's: call_seqs_)
-    bool pscw = false;               // an RMA transfer in a start/complete epoch (MPI_Win_start)
-    int pscw_nth = -1;               // pscw: which of the origin's start epochs holding the target (0: the first)
-    bool nonblocking = false;        // the buffer of a nonblocking send or receive, in use until its request completes
-    std::string what;                // "MPI_Put to rank 1"
+    // What it knows of the other ranks: the clock at this call's entry (entry_clocks_). Its own `index` but for a
+    // program access of a thread ordered with the others by their recorded synchronization (thread_order.h):
+    // then the call after the last one of the process that happens before it by that order.
+    size_t knows_index = SIZE_MAX;  // SIZE_MAX: `index`
+    bool pscw = false;              // an RMA transfer in a start/complete epoch (MPI_Win_start)
+    int pscw_nth = -1;              // pscw: which of the origin's start epochs holding the target (0: the first)
+    bool nonblocking = false;       // the buffer of a nonblocking send or receive, in use until its request completes
+    std::string what;               // "MPI_Put to rank 1"
   };
   struct CollectiveCall {  // a collective call of one thread, for the rule on threads (MPI 4.1 sec. 11.6.2)
     int64_t tid = 0;
@@ -182,6 +186,7 @@ class MpiUsageRules {
   bool threads_unordered(const Access& transfer, const Access& local) const;
   std::map<size_t, const ThreadOrder*> thread_orders_;
   std::map<size_t, std::vector<uint64_t>> call_seqs_;  // process -> call index -> its entry's seq
+  std::map<size_t, std::vector<int>> syncs_after_;     // process -> call index -> the sync count after it
   bool one_host_ = true;  // the processes' t_mono_ns compare (one machine's CLOCK_MONOTONIC)
   std::map<size_t, ProcessRules> processes_;
   std::map<std::pair<std::string, int>, WindowMemory> memory_;  // (window, world rank) -> its bytes
