@@ -48,6 +48,9 @@ cases=(
   "gomp:omp_free_after_barrier 2 safe completes no thread synchronization recorded"
   # gcc's build again, recorded with LLVM's libomp preloaded (--openmp-runtime): its OMPT records the threads
   "libomp:omp_free_after_barrier 2 safe completes ordered by their recorded OpenMP synchronization"
+  # lsomp: the program's loads and stores recorded too; lsompord: the same program built with -DORDERED
+  "lsomp:omp_remote_load_race 2 usage_error completes a data race"
+  "lsompord:omp_remote_load_race 2 safe completes checked against RMA transfers in flight"
 )
 libomp=$(ls /usr/lib/llvm-*/lib/libomp.so.5 2>/dev/null | sort -V | tail -1)
 for c in "${cases[@]}"; do
@@ -60,6 +63,8 @@ for c in "${cases[@]}"; do
     ls) mpicc=("$src/scripts/mpicc-loads-stores.sh" "$(dirname "$collmc")") ;;
     omp) mpicc=(env OMPI_CC=clang MPICH_CC=clang mpicc -fopenmp) ;;
     gomp | libomp) mpicc=(env OMPI_CC=gcc MPICH_CC=gcc mpicc -fopenmp) ;;
+    lsomp) mpicc=("$src/scripts/mpicc-loads-stores.sh" "$(dirname "$collmc")" -fopenmp) ;;
+    lsompord) mpicc=("$src/scripts/mpicc-loads-stores.sh" "$(dirname "$collmc")" -fopenmp -DORDERED) ;;
   esac
   record_args=()
   if [ "$how" = libomp ]; then
