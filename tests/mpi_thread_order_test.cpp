@@ -188,6 +188,38 @@ TEST(MpiThreadOrder, ARequestWaitedByAnotherThreadKeepsOneBody) {
   EXPECT_EQ(collmc::testing::verdict_of(text), Verdict::Safe) << text;
 }
 
+// Two tasks of one parent, each a barrier on MPI_COMM_WORLD, run by the team's two threads: a dependence (out, then
+// in, on one address) orders them, so every rank issues its barriers in one order (safe); without it the threads'
+// two collectives on one communicator are unordered, erroneous (MPI 4.1 sec. 11.6.2: usage_error). The parent's
+// taskwait orders both before its MPI_Finalize.
+TEST(MpiThreadOrder, ATaskDependenceOrdersTwoThreadsCollectives) {
+  auto rank = [](int r, bool dependence) {
+    Lines l(r, 2);
+    l.fork();
+    l.omp(1, "task_create", R"("task":10,"parent":2,"flags":4,"deps":1)");
+    if (dependence) l.omp(1, "task_dependences", R"("task":10,"deps":"out:0x4000")");
+    l.omp(1, "task_create", R"("task":11,"parent":2,"flags":4,"deps":1)");
+    if (dependence) l.omp(1, "task_dependences", R"("task":11,"deps":"in:0x4000")");
+    l.omp(2, "task_schedule", R"("prior":2,"status":7,"next":10)");
+    l.call(2, "MPI_Barrier", R"("comm":"0x10")");
+    l.omp(2, "task_schedule", R"("prior":10,"status":1,"next":2)");
+    l.omp(1, "task_schedule", R"("prior":2,"status":7,"next":11)");
+    l.call(1, "MPI_Barrier", R"("comm":"0x10")");
+    l.omp(1, "task_schedule", R"("prior":11,"status":1,"next":2)");
+    l.omp(1, "taskwait_begin", R"("task":2,"kind":5)").omp(1, "taskwait_end", R"("task":2,"kind":5)");
+    l.call(1, "MPI_Finalize", "");
+    return l.join();
+  };
+  const auto ordered = import({rank(0, true), rank(1, true)});
+  const std::string text = emit_scenario(ordered);
+  EXPECT_NE(notes(ordered).find("threads of rank 0 (2) ordered by their recorded OpenMP synchronization only"),
+            std::string::npos)
+      << notes(ordered);
+  EXPECT_EQ(collmc::testing::verdict_of(text), Verdict::Safe) << text;
+  const std::string unordered = emit_scenario(import({rank(0, false), rank(1, false)}));
+  EXPECT_EQ(collmc::testing::verdict_of(unordered), Verdict::UsageError) << unordered;
+}
+
 // RMARaceBench's MPIRMA/hybrid/001 and 002: the master thread gets into window memory under a lock while the
 // other thread of its team loads it. Without a barrier between (001, `omp master` has none) the load races with
 // the transfer in flight (MPI 4.1 sec. 12.7), found although in the run the load came after the unlock; with a
