@@ -58,8 +58,10 @@ TEST(MpiRules, TheTableNamesEveryRuleOnceWithItsSection) {
 }
 
 TEST(MpiRules, ACollectiveOnTheNullCommunicator) {
-  expect_usage_error(mpi("rank * { barrier null }"), "barrier on MPI_COMM_NULL ('null'): a null handle is no valid "
-                                                     "communicator", "2.5.4");
+  expect_usage_error(mpi("rank * { barrier null }"),
+                     "barrier on MPI_COMM_NULL ('null'): a null handle is no valid "
+                     "communicator",
+                     "2.5.4");
   // Only the rank that passes MPI_COMM_NULL errs; the other's barrier on world then waits for nobody.
   expect_usage_error(mpi("rank 0 { all_reduce null x }\nrank 1 { }"), "all_reduce on MPI_COMM_NULL", "2.5.4");
   EXPECT_EQ(verdict_of(mpi("rank * { barrier world }")), Verdict::Safe);
@@ -67,11 +69,12 @@ TEST(MpiRules, ACollectiveOnTheNullCommunicator) {
 
 TEST(MpiRules, ANullDatatypeOrOperation) {
   expect_usage_error(mpi("rank * { all_reduce world x dtype=null }"),
-                     "all_reduce with dtype=null (MPI_DATATYPE_NULL): a null handle is no valid datatype", "2.5.4, 3.2.2");
+                     "all_reduce with dtype=null (MPI_DATATYPE_NULL): a null handle is no valid datatype",
+                     "2.5.4, 3.2.2");
   expect_usage_error(mpi("rank * { reduce world x root=0 op=null }"),
                      "reduce with op=null (MPI_OP_NULL): a null handle is no valid operation", "2.5.4, 6.9");
-  expect_usage_error(mpi("rank 0 { send world 1 x dtype=null }\nrank 1 { recv world 0 x }"),
-                     "send with dtype=null", "2.5.4, 3.2.2");
+  expect_usage_error(mpi("rank 0 { send world 1 x dtype=null }\nrank 1 { recv world 0 x }"), "send with dtype=null",
+                     "2.5.4, 3.2.2");
   EXPECT_EQ(verdict_of(mpi("rank * { all_reduce world x dtype=int32 op=max }")), Verdict::Safe);
   EXPECT_EQ(verdict_of(mpi("rank * { reduce world x root=0 op=sum }")), Verdict::Safe);
 }
@@ -88,8 +91,8 @@ TEST(MpiRules, TagsOutsideZeroToTheUpperBound) {
   expect_usage_error(mpi(big, "set mpi_tag_ub = 39999\n"), "above MPI_TAG_UB 39999", "3.2.3, 9.1.1");
   EXPECT_EQ(verdict_of(mpi("rank 0 { send world 1 x tag=32767 }\nrank 1 { recv world 0 x tag=any }")), Verdict::Safe);
   // Inside a group (MPI_Isend ... MPI_Wait) the erroneous call is reported too.
-  expect_usage_error(mpi("rank 0 { group { send world 1 x tag=-1 } }\nrank 1 { recv world 0 x }"),
-                     "send with tag -1", "3.2.3");
+  expect_usage_error(mpi("rank 0 { group { send world 1 x tag=-1 } }\nrank 1 { recv world 0 x }"), "send with tag -1",
+                     "3.2.3");
 }
 
 TEST(MpiRules, AnMpiRootOutsideItsCommunicatorNamesTheSection) {
@@ -116,9 +119,10 @@ TEST(MpiRules, WhatIsBadInputRatherThanAnErroneousProgram) {
 // The rules the MPI trace reader still judges (the language has no statement for RMA epochs and transfers):
 // its `mpi_error RULE "TEXT"` names the rule, which the JSON result gives beside the message.
 TEST(MpiRules, AnErrorTheImportFoundNamesItsRule) {
-  const std::string text = mpi(
-      "rank 0 { mpi_error rma_epoch \"MPI_Put to rank 1 on world/win1 outside any access epoch (MPI 4.1 sec. 12.5)\" }\n"
-      "rank 1 { }");
+  const std::string text =
+      mpi("rank 0 { mpi_error rma_epoch \"MPI_Put to rank 1 on world/win1 outside any access epoch (MPI 4.1 sec. "
+          "12.5)\" }\n"
+          "rank 1 { }");
   const checker::CheckResult r = check_text(text);
   ASSERT_EQ(r.verdict, Verdict::UsageError);
   const auto j = nlohmann::json::parse(report::json_report(r));
@@ -129,7 +133,8 @@ TEST(MpiRules, AnErrorTheImportFoundNamesItsRule) {
   EXPECT_NE(printed.find("mpi_error rma_epoch \"MPI_Put"), std::string::npos) << printed;
   EXPECT_EQ(verdict_of(printed), Verdict::UsageError) << printed;
   // A rule the semantics judged is named too.
-  const auto null_type = nlohmann::json::parse(report::json_report(check_text(mpi("rank * { all_reduce world x dtype=null }"))));
+  const auto null_type =
+      nlohmann::json::parse(report::json_report(check_text(mpi("rank * { all_reduce world x dtype=null }"))));
   EXPECT_EQ(null_type["violation"]["mpi_rule"], "null_datatype") << null_type.dump();
   // No rule for a violation that is not an MPI usage error.
   const auto mismatch = nlohmann::json::parse(report::json_report(
@@ -137,7 +142,8 @@ TEST(MpiRules, AnErrorTheImportFoundNamesItsRule) {
   EXPECT_EQ(mismatch["violation"]["verdict"], "mismatch") << mismatch.dump();
   EXPECT_FALSE(mismatch["violation"].contains("mpi_rule")) << mismatch.dump();
   // An old trace's `mpi_error "TEXT"` (no rule) still reads; an unknown rule is bad input.
-  EXPECT_EQ(verdict_of(mpi("rank 0 { mpi_error \"MPI_Put outside any access epoch\" }\nrank 1 { }")), Verdict::UsageError);
+  EXPECT_EQ(verdict_of(mpi("rank 0 { mpi_error \"MPI_Put outside any access epoch\" }\nrank 1 { }")),
+            Verdict::UsageError);
   try {
     (void)world_from(mpi("rank 0 { mpi_error no_such_rule \"x\" }\nrank 1 { }"));
     ADD_FAILURE() << "an unknown rule was taken";

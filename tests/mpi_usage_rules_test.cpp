@@ -400,7 +400,8 @@ TEST(MpiUsageRules, ArgumentsAStatementCarriesAreJudgedByTheSemantics) {
       Process p(r, 2, tag_ub);
       p.call("MPI_Bcast", R"("comm":"0x10","count":1,"dtype":")" + bcast_dtype + R"(","root":0)");
       p.call("MPI_Allreduce", R"("comm":"0x10","count":1,"dtype":"MPI_INT","op":")" + op + "\"");
-      if (r == 0) p.call("MPI_Send", R"("comm":"0x10","count":1,"dtype":"MPI_INT","peer":1,"tag":)" + std::to_string(tag));
+      if (r == 0)
+        p.call("MPI_Send", R"("comm":"0x10","count":1,"dtype":"MPI_INT","peer":1,"tag":)" + std::to_string(tag));
       if (r == 1)
         p.call("MPI_Recv", R"("comm":"0x10","count":1,"dtype":"MPI_INT","peer":0,"tag":-1)", R"("source":0,"tag":0)");
       p.call("MPI_Finalize", "");

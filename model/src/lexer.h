@@ -23,8 +23,8 @@ enum class TokKind : uint8_t {
   Comma,
   Semicolon,
   Equals,
-  Arrow,  // ->
-  Minus,  // '-' not followed by '>': the sign of a negative number (`tag=-5`, an erroneous MPI tag)
+  Arrow,   // ->
+  Minus,   // '-' not followed by '>': the sign of a negative number (`tag=-5`, an erroneous MPI tag)
   DotDot,  // ..
   Star,
   Newline,

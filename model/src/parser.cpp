@@ -451,7 +451,8 @@ class Parser {
     CommDecl decl;
     decl.name = expect_name("a communicator name");
     decl.loc = loc_of(name_tok);
-    if (decl.name == "null") fail_msg(name_tok, "'null' is MPI_COMM_NULL (a call on it is a usage error): name the comm otherwise");
+    if (decl.name == "null")
+      fail_msg(name_tok, "'null' is MPI_COMM_NULL (a call on it is a usage error): name the comm otherwise");
     for (const auto& c : sc_.comms)
       if (c.name == decl.name)
         fail_msg(name_tok, "communicator '" + decl.name + "' declared twice (first at " + c.loc.str() + ")");

@@ -623,8 +623,7 @@ class Resolver {
     }
     if (canonical_dtype(s.args.dtype) == kNullHandle && s.op != OpKind::Barrier)
       usage(c, s.loc, MpiRule::NullDatatype, call + " with dtype=null (MPI_DATATYPE_NULL)");
-    if (s.args.redop == kNullHandle)
-      usage(c, s.loc, MpiRule::NullOperation, call + " with op=null (MPI_OP_NULL)");
+    if (s.args.redop == kNullHandle) usage(c, s.loc, MpiRule::NullOperation, call + " with op=null (MPI_OP_NULL)");
     if (!s.args.tag || *s.args.tag == kAnyTag) return;
     const int64_t tag = *s.args.tag;
     const std::string with = call + " with tag " + std::to_string(tag);

@@ -64,7 +64,7 @@ bool allowed_in_group(CallKind k, model::Profile profile) {
 bool is_known_dtype(const std::string& d) {
   static const std::set<std::string> names = {"float32",    "float16",    "bfloat16", "float64", "int8",
                                               "uint8",      "int32",      "uint32",   "int64",   "uint64",
-                                              "float8e4m3", "float8e5m2", "any",     "null"};
+                                              "float8e4m3", "float8e5m2", "any",      "null"};
   // MPI types the list does not name (issue 32): `mpi_short`, a flattened signature's `mpi_sig_HASH`.
   return names.count(d) > 0 || (d.rfind("mpi_", 0) == 0 && d.size() > 4);
 }

@@ -427,7 +427,8 @@ class MpiAssembler {
   }
   bool is_comm_null(size_t p, const RecorderLine* in) const {
     auto null = comm_null_handle_.find(p);
-    return field(in, "comm") != nullptr && null != comm_null_handle_.end() && handle_field(p, in, "comm") == null->second;
+    return field(in, "comm") != nullptr && null != comm_null_handle_.end() &&
+           handle_field(p, in, "comm") == null->second;
   }
 
   bool is_inter(const std::string& id) const {

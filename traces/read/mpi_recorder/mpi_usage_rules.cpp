@@ -318,13 +318,16 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
   // statement for (RMA transfers, window and communicator constructors, a send to MPI_PROC_NULL, ...).
   const bool judged_by_semantics = ctx.arguments_in_statement;
   if (recorder_field(in, "comm") != nullptr && ctx.comm_null && !judged_by_semantics)
-    error(p, i, model::MpiRule::NullCommunicator, name + " on MPI_COMM_NULL: a null handle is no valid communicator (MPI 4.1 sec. 2.5.4)");
+    error(p, i, model::MpiRule::NullCommunicator,
+          name + " on MPI_COMM_NULL: a null handle is no valid communicator (MPI 4.1 sec. 2.5.4)");
   if (info.call != MpiCall::Barrier && info.call != MpiCall::Ibarrier && !judged_by_semantics)
     for (const char* key : {"dtype", "recv_dtype", "target_dtype"})
       if (text(in, key) == "MPI_DATATYPE_NULL")
-        error(p, i, model::MpiRule::NullDatatype, name + " with MPI_DATATYPE_NULL: a null handle is no valid datatype (MPI 4.1 sec. 2.5.4, 3.2.2)");
+        error(p, i, model::MpiRule::NullDatatype,
+              name + " with MPI_DATATYPE_NULL: a null handle is no valid datatype (MPI 4.1 sec. 2.5.4, 3.2.2)");
   if (text(in, "op") == "null" && !judged_by_semantics)
-    error(p, i, model::MpiRule::NullOperation, name + " with MPI_OP_NULL: a null handle is no valid operation (MPI 4.1 sec. 2.5.4, 6.9)");
+    error(p, i, model::MpiRule::NullOperation,
+          name + " with MPI_OP_NULL: a null handle is no valid operation (MPI 4.1 sec. 2.5.4, 6.9)");
   if (info.has(kRooted) && !ctx.inter && recorder_field(in, "root") != nullptr && ctx.comm_size > 0) {
     const int64_t root = number(in, "root", 0);
     if (root < 0 || root >= ctx.comm_size)
@@ -359,7 +362,8 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
     const uint64_t s = address(in, "buf"), r = address(in, "recv_buf");
     const int64_t sb = number(in, "bytes", 0), rb = number(in, "recv_bytes", 0);
     if (s != 0 && r != 0 && sb > 0 && rb > 0 && s < r + static_cast<uint64_t>(rb) && r < s + static_cast<uint64_t>(sb))
-      error(p, i, model::MpiRule::BuffersOverlap, "MPI_Sendrecv whose send and receive buffers overlap: they must be disjoint (MPI 4.1 sec. 3.10)");
+      error(p, i, model::MpiRule::BuffersOverlap,
+            "MPI_Sendrecv whose send and receive buffers overlap: they must be disjoint (MPI 4.1 sec. 3.10)");
   }
   if (recorder_field(in, "invalid_color") != nullptr)
     error(p, i, model::MpiRule::InvalidColor,
@@ -370,7 +374,8 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
           name + " with dimension " + std::to_string(number(in, "invalid_dim", 0)) +
               ": every dimension is at least one (MPI 4.1 sec. 8.5.1)");
   if (recorder_field(in, "not_cartesian") != nullptr)
-    error(p, i, model::MpiRule::NotCartesian, name + " on a communicator without a Cartesian topology (MPI 4.1 sec. 8.5.5)");
+    error(p, i, model::MpiRule::NotCartesian,
+          name + " on a communicator without a Cartesian topology (MPI 4.1 sec. 8.5.5)");
   if (info.call == MpiCall::Win_create && address(in, "base") == 0 && number(in, "size", 0) > 0)
     error(p, i, model::MpiRule::RmaArgument,
           "MPI_Win_create of " + std::to_string(number(in, "size", 0)) +
@@ -503,7 +508,8 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
           e.locks.erase(target);
         } else {
           if (!e.lock_all)
-            error(p, i, model::MpiRule::RmaEpoch, "MPI_Win_unlock_all on " + ctx.window + " without MPI_Win_lock_all (MPI 4.1 sec. 12.5.3)");
+            error(p, i, model::MpiRule::RmaEpoch,
+                  "MPI_Win_unlock_all on " + ctx.window + " without MPI_Win_lock_all (MPI 4.1 sec. 12.5.3)");
           complete_pending(e, i, pr, -1);
           e.lock_all = false;
         }
@@ -511,7 +517,8 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
       case MpiFamily::WinFlush: {
         const bool all = info.has(kAll);
         if (!e.lock_all && (all ? e.locks.empty() : !e.locks.count(target)))
-          error(p, i, model::MpiRule::RmaEpoch, name + " on " + ctx.window + " outside a passive-target epoch (MPI 4.1 sec. 12.5.4)");
+          error(p, i, model::MpiRule::RmaEpoch,
+                name + " on " + ctx.window + " outside a passive-target epoch (MPI 4.1 sec. 12.5.4)");
         // MPI_Win_flush_local(_all) completes the transfers at the origin only (MPI 4.1 sec. 12.5.4).
         complete_pending(e, i, pr, all ? -1 : target, info.has(kLocalOnly));
         break;
@@ -525,7 +532,8 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
         break;
       case MpiFamily::WinComplete:
         if (!e.access)
-          error(p, i, model::MpiRule::RmaEpoch, "MPI_Win_complete on " + ctx.window + " without MPI_Win_start (MPI 4.1 sec. 12.5.2)");
+          error(p, i, model::MpiRule::RmaEpoch,
+                "MPI_Win_complete on " + ctx.window + " without MPI_Win_start (MPI 4.1 sec. 12.5.2)");
         complete_pending(e, i, pr, -1);
         e.access = false;
         break;
@@ -539,7 +547,9 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
       case MpiFamily::WinWait:
         // MPI_Win_test that returned false leaves the exposure epoch open (MPI 4.1 sec. 12.5.2).
         if (info.has(kNonblocking) && (!ok || number(ret, "flag", 0) == 0)) break;
-        if (!e.exposure) error(p, i, model::MpiRule::RmaEpoch, name + " on " + ctx.window + " without MPI_Win_post (MPI 4.1 sec. 12.5.2)");
+        if (!e.exposure)
+          error(p, i, model::MpiRule::RmaEpoch,
+                name + " on " + ctx.window + " without MPI_Win_post (MPI 4.1 sec. 12.5.2)");
         if (e.exposure && !e.exposures.empty()) e.exposures.back().wait_order = 2 * i;
         e.exposure = false;
         break;
@@ -602,7 +612,8 @@ void MpiUsageRules::rma_call(size_t p, size_t i, const RecorderLine* in, const R
   const std::string what = name + " to rank " + std::to_string(target);
   if (target == -2) return;  // MPI_PROC_NULL: no transfer
   if (e.comm_size > 0 && (target < 0 || target >= e.comm_size)) {
-    error(p, i, model::MpiRule::RmaArgument, what + " on " + ctx.window + ": no such rank in the window's group (MPI 4.1 sec. 12.3)");
+    error(p, i, model::MpiRule::RmaArgument,
+          what + " on " + ctx.window + ": no such rank in the window's group (MPI 4.1 sec. 12.3)");
     return;
   }
   const bool passive = e.lock_all || e.locks.count(target) > 0 || e.access;
@@ -851,7 +862,7 @@ void MpiUsageRules::find_races() {
             const Access& local = a.program ? a : b;
             const Access& transfer = a.program ? b : a;
             if (!transfer.rma || transfer.program || !threads_unordered(transfer, local)) continue;
-            error(local.p, local.index,
+            error(local.p, local.index, transfer.nonblocking ? model::MpiRule::BufferInUse : model::MpiRule::RmaRace,
                   local.what + " on thread " + std::to_string(local.tid) + " while " + transfer.what + " on thread " +
                       std::to_string(transfer.tid) +
                       " may not be completed: the same bytes, one of them written, and nothing in the threads' "

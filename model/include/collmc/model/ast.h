@@ -64,8 +64,8 @@ struct Stmt {
   bool any_source = false;  // `recv COMM any BUF` (mpi profile): MPI_ANY_SOURCE, matched by any sender
   SourceLoc peer_loc;
   CallArgs args;
-  std::optional<RankSet> members;  // `init COMM [RANKS]`: the member list this rank passes; host_barrier's ranks
-  std::string key;                 // store_set, store_wait, host_barrier; mpi_error's text
+  std::optional<RankSet> members;   // `init COMM [RANKS]`: the member list this rank passes; host_barrier's ranks
+  std::string key;                  // store_set, store_wait, host_barrier; mpi_error's text
   std::optional<MpiRule> mpi_rule;  // `mpi_error RULE "TEXT"`: the rule of mpi_rules.def the call breaks
   SourceLoc key_loc;
 

@@ -129,8 +129,8 @@ struct Call {
   std::vector<int> members_view;  // also host_barrier: the ranks it waits for
   int key = -1;                   // store_set, store_wait, host_barrier: index into World::keys
   SourceLoc loc;
-  std::string text;         // the statement as written
-  std::string usage_error;  // a problem found without search; the checker reports it when reached
+  std::string text;                 // the statement as written
+  std::string usage_error;          // a problem found without search; the checker reports it when reached
   std::optional<MpiRule> mpi_rule;  // the MPI usage rule usage_error breaks (mpi_rules.def), when it is one
 };
 

@@ -120,8 +120,8 @@ struct Call {
   std::string origin;          // where it came from, for comments: "rank0.pkl entry 12", "log:123"
   std::string detail;          // free text for comments (profiling name, unknown call name, ...)
   std::optional<model::MpiRule> mpi_rule;  // an MPI usage error (CallKind::MpiError): the rule it breaks
-  uint64_t time_ns = 0;        // entry time when known (0: unknown)
-  uint64_t return_ns = 0;      // return time, on the clock of time_ns, when the reader keeps it (0: unknown)
+  uint64_t time_ns = 0;                    // entry time when known (0: unknown)
+  uint64_t return_ns = 0;  // return time, on the clock of time_ns, when the reader keeps it (0: unknown)
 };
 
 // A stretch of a thread's calls whose recorded order the program does not force (open_orders.h): the
