@@ -444,6 +444,27 @@ TEST(MpiUsageRules, ArgumentsAStatementCarriesAreJudgedByTheSemantics) {
   EXPECT_EQ(verdict(fine), collmc::model::Verdict::Safe) << fine;
 }
 
+// A v-collective records no single count (-1): its MPI_DATATYPE_NULL is still written, and judged (MBI's
+// InvalidParam_DataNull_Allgatherv_nok was missed while the import wrote `dtype=any` for it).
+TEST(MpiUsageRules, ANullTypeOfAVCollectiveIsWrittenWhateverItsCount) {
+  auto run = [](const std::string& dtype) {
+    std::vector<Process> ps;
+    for (int r = 0; r < 2; ++r) {
+      Process p(r, 2);
+      p.call("MPI_Allgatherv", R"("comm":"0x10","count":-1,"dtype":")" + dtype + "\"");
+      p.call("MPI_Finalize", "");
+      ps.push_back(p);
+    }
+    return scenario(ps);
+  };
+  const std::string null_type = run("MPI_DATATYPE_NULL");
+  EXPECT_NE(null_type.find("dtype=null"), std::string::npos) << null_type;
+  EXPECT_EQ(verdict(null_type), collmc::model::Verdict::UsageError) << null_type;
+  const std::string named = run("MPI_INT");
+  EXPECT_EQ(named.find("dtype=null"), std::string::npos) << named;
+  EXPECT_EQ(verdict(named), collmc::model::Verdict::Safe) << named;
+}
+
 TEST(MpiUsageRules, BlockingAndNonblockingCollectivesOfOneKindMismatch) {
   std::vector<Process> ps;
   for (int r = 0; r < 2; ++r) {
