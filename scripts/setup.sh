@@ -11,6 +11,9 @@ packages=(build-essential cmake pkgconf libboost-program-options-dev libgtest-de
 packages+=(libgraphviz-dev clang-format clang-tidy)
 # clang compiles MPI test programs with their loads and stores recorded (scripts/mpicc-loads-stores.sh).
 packages+=(clang)
+# LLVM's OpenMP runtime (libomp, with omp-tools.h): OpenMP test programs built with clang, and the MPI
+# recorder's OMPT tool that records their threads' synchronization (traces/record/mpi/mpi_omp_tool.cpp).
+packages+=(libomp-dev)
 # absl's flat hash set and xxHash hold the checker's visited set.
 packages+=(libabsl-dev libxxhash-dev)
 # simdjson (On-Demand) parses Flight Recorder JSON dumps at import.
