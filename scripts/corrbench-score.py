@@ -89,9 +89,13 @@ def run_one(args, name, path, expect, np=None):
         r.update(outcome="CE", why="mpicc: " + cc.stderr[-300:])
     else:
         traces = os.path.join(work, "traces")
+        # --openmp-runtime: a gcc build runs on LLVM's libomp, whose OMPT interface records the threads'
+        # synchronization (docs/TRACES.md, "OpenMP threads"); without it gcc's libgomp records none.
+        runtime = ["--openmp-runtime", args.openmp_runtime] if args.openmp_runtime else []
         rec = subprocess.run([args.collmc, "record", "--out", traces, "--time-limit", str(args.time_limit),
-                              "--hang-after", str(args.hang_after), "--", "mpirun", "--bind-to", "none", "-n",
-                              str(np or args.np), exe], capture_output=True, text=True, env=env)
+                              "--hang-after", str(args.hang_after)] + runtime +
+                             ["--", "mpirun", "--bind-to", "none", "-n", str(np or args.np), exe],
+                             capture_output=True, text=True, env=env)
         r["run"] = "hung" if rec.returncode == 124 else ("exit %d" % rec.returncode)
         if not os.path.isdir(traces) or not os.listdir(traces):
             r.update(outcome="RE", why="no trace written")
@@ -172,6 +176,9 @@ def main():
     ap.add_argument("--loads-stores", action="store_true",
                     help="compile with clang's load/store callbacks and record the program's own accesses to "
                          "memory it gave MPI (scripts/mpicc-loads-stores.sh; the recorder beside --collmc)")
+    ap.add_argument("--openmp-runtime", metavar="LIB",
+                    help="LLVM's libomp.so.5 for `collmc record --openmp-runtime` (gcc builds: the OpenMP threads' "
+                         "synchronization recorded through OMPT)")
     ap.add_argument("--time-limit", type=float, default=20)
     ap.add_argument("--hang-after", type=float, default=5)
     ap.add_argument("--check-limit", type=float, default=30)
