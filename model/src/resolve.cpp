@@ -613,10 +613,6 @@ class Resolver {
   // facts are what the program passed (an import writes them as recorded), the verdict is decided here.
   void check_mpi_arguments(Call& c, const Stmt& s) {
     const std::string call(op_name(s.op));
-    auto usage = [&](Call& call_of, const SourceLoc& loc, MpiRule rule, const std::string& text) {
-      if (call_of.usage_error.empty()) call_of.mpi_rule = rule;
-      this->usage(call_of, loc, mpi_rule_message(rule, text));
-    };
     if (s.comm == kNullComm) {
       usage(c, s.comm_loc, MpiRule::NullCommunicator, call + " on MPI_COMM_NULL ('null')");
       c.kind = OpKind::MpiError;  // no communicator to take part in: the call is the error, nothing more
@@ -637,6 +633,11 @@ class Resolver {
   void usage(Call& c, const SourceLoc& loc, const std::string& msg) {
     if (c.usage_error.empty()) c.usage_error = msg;
     w_.usage_problems.push_back(Diagnostic{loc, msg});
+  }
+  // An MPI usage rule broken (mpi_rules.def): its message, and the rule named when it is the call's first error.
+  void usage(Call& c, const SourceLoc& loc, MpiRule rule, const std::string& text) {
+    if (c.usage_error.empty()) c.mpi_rule = rule;
+    usage(c, loc, mpi_rule_message(rule, text));
   }
 
   int intern(std::vector<std::string>& table, const std::string& name) {
@@ -687,9 +688,10 @@ class Resolver {
         usage(c, s.peer_loc, "peer " + std::to_string(c.peer) + " is not a member of '" + comm.name + "'");
       if (c.root >= 0 && !comm.has_member(c.root)) {
         const std::string text = "root " + std::to_string(c.root) + " is not a member of '" + comm.name + "'";
-        if (comm.profile == Profile::Mpi && c.usage_error.empty()) c.mpi_rule = MpiRule::RootOutsideComm;
-        usage(c, s.args.root_loc,
-              comm.profile == Profile::Mpi ? mpi_rule_message(MpiRule::RootOutsideComm, text) : text);
+        if (comm.profile == Profile::Mpi)
+          usage(c, s.args.root_loc, MpiRule::RootOutsideComm, text);
+        else
+          usage(c, s.args.root_loc, text);
       }
     }
     if (stmt_profile(s) == Profile::Mpi) check_mpi_arguments(c, s);

@@ -43,7 +43,6 @@ std::string language_dtype(const std::string& mpi) {
   };
   auto it = names.find(mpi);
   if (it != names.end()) return it->second;
-  if (mpi == "MPI_DATATYPE_NULL") return "null";  // the program's erroneous argument: the semantics reports it
   if (mpi.empty() || mpi == "MPI_PACKED" || mpi.rfind("MPI_", 0) != 0) return "any";
   std::string out = "mpi_";
   for (char ch : mpi.substr(4))
