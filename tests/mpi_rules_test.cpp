@@ -52,7 +52,8 @@ TEST(MpiRules, TheTableNamesEveryRuleOnceWithItsSection) {
   }
   EXPECT_FALSE(model::mpi_rule_named("no_such_rule"));
   EXPECT_EQ(model::mpi_rule_info(MpiRule::NullDatatype).judged_by, MpiRuleJudge::Semantics);
-  EXPECT_EQ(model::mpi_rule_info(MpiRule::RmaEpoch).judged_by, MpiRuleJudge::Import);
+  EXPECT_EQ(model::mpi_rule_info(MpiRule::RmaEpoch).judged_by, MpiRuleJudge::Semantics);
+  EXPECT_EQ(model::mpi_rule_info(MpiRule::RmaRace).judged_by, MpiRuleJudge::Import);
   EXPECT_EQ(model::mpi_rule_message(MpiRule::NullOperation, "MPI_Reduce"),
             "MPI_Reduce: a null handle is no valid operation (MPI 4.1 sec. 2.5.4, 6.9)");
 }
@@ -116,21 +117,21 @@ TEST(MpiRules, WhatIsBadInputRatherThanAnErroneousProgram) {
   input_error("ranks 2\ncomm world = all\nrank * { all_reduce world x op=null }", "needs an mpi communicator");
 }
 
-// The rules the MPI trace reader still judges (the language has no statement for RMA epochs and transfers):
+// The rules the MPI trace reader still judges (races with the program's loads and stores, requests, ...):
 // its `mpi_error RULE "TEXT"` names the rule, which the JSON result gives beside the message.
 TEST(MpiRules, AnErrorTheImportFoundNamesItsRule) {
   const std::string text =
-      mpi("rank 0 { mpi_error rma_epoch \"MPI_Put to rank 1 on world/win1 outside any access epoch (MPI 4.1 sec. "
-          "12.5)\" }\n"
+      mpi("rank 0 { mpi_error rma_race \"MPI_Put to rank 1 on world/win1 races with rank 1's load (MPI 4.1 sec. "
+          "12.7)\" }\n"
           "rank 1 { }");
   const checker::CheckResult r = check_text(text);
   ASSERT_EQ(r.verdict, Verdict::UsageError);
   const auto j = nlohmann::json::parse(report::json_report(r));
-  EXPECT_EQ(j["violation"]["mpi_rule"], "rma_epoch") << j.dump();
-  EXPECT_EQ(j["violation"]["message"], "MPI_Put to rank 1 on world/win1 outside any access epoch (MPI 4.1 sec. 12.5)");
+  EXPECT_EQ(j["violation"]["mpi_rule"], "rma_race") << j.dump();
+  EXPECT_EQ(j["violation"]["message"], "MPI_Put to rank 1 on world/win1 races with rank 1's load (MPI 4.1 sec. 12.7)");
   // The printed scenario (shrink, reports) keeps the rule, and reads back.
   const std::string printed = model::print_world(*r.world);
-  EXPECT_NE(printed.find("mpi_error rma_epoch \"MPI_Put"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("mpi_error rma_race \"MPI_Put"), std::string::npos) << printed;
   EXPECT_EQ(verdict_of(printed), Verdict::UsageError) << printed;
   // A rule the semantics judged is named too.
   const auto null_type =

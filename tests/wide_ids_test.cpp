@@ -36,7 +36,8 @@ TEST(WideIds, StateEncodingKeepsIdsAbove16Bits) {
   e.parts.push_back(checker::DevicePart{.call = 9, .comm = kHigh, .kind = checker::PartKind::Send, .peer = 200'000});
   rk.streams.push_back({e});
   rk.members.push_back(checker::MemberState{.flags = checker::kCreated, .children = kHigh, .grows = kHigh});
-  rk.windows.push_back(checker::WindowState{.comm = kHigh, .buffer = kHigh + 1, .flag = 1, .count = 1});
+  rk.windows.push_back(
+      checker::WindowState{.comm = kHigh, .buffer = kHigh + 1, .flag = 1, .count = 1, .epochs = 0, .locks = {}});
   rk.p2p.push_back(checker::P2pState{.comm = kHigh + 2, .peer = 262'143, .sends = 1});
   rk.left_early.emplace_back(kHigh + 3, 4);
   checker::CommState c;

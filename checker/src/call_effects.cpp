@@ -95,6 +95,8 @@ class Issuer {
                         "the window of '" + bname(c.buffer) + "' on " + w_.comm_name(c.comm) +
                             " is deregistered while " + sem_.call_ref(pending) + " may still use it");
         }
+        // MPI_Win_free with an epoch still open (MPI 4.1 sec. 12.2.5): checked before the free joins the others.
+        if (mpi && !epochs_closed(c, *it, "win_free (MPI_Win_free)")) return false;
         if (--it->count == 0) rs_.windows.erase(it);
         if (mpi) join_host(c, -1);
         return !violation_;
@@ -207,6 +209,27 @@ class Issuer {
       }
       case OpKind::MpiError:  // always carries its usage_error (resolve.cpp): reported above
         return true;
+      case OpKind::RmaPut:
+      case OpKind::RmaGet:
+      case OpKind::RmaAccumulate:
+      case OpKind::WinLock:
+      case OpKind::WinUnlock:
+      case OpKind::WinFlush:
+      case OpKind::WinLockAll:
+      case OpKind::WinUnlockAll:
+      case OpKind::WinFlushAll:
+      case OpKind::WinStart:
+      case OpKind::WinComplete:
+      case OpKind::WinPost:
+      case OpKind::WinWait:
+      case OpKind::WinFence:
+        return window_call(c);
+      case OpKind::MpiFinalize:
+        // Every epoch of every window this rank still has is closed by now (MPI 4.1 sec. 11.2.2, 12.5).
+        for (const WindowState& x : rs_.windows)
+          if (w_.comms[static_cast<size_t>(x.comm)].profile == Profile::Mpi && !epochs_closed(c, x, "mpi_finalize"))
+            return false;
+        return true;
       case OpKind::StoreWait:
       case OpKind::HostBarrier: {
         uint32_t needed = 1;
@@ -279,8 +302,125 @@ class Issuer {
 
  private:
   bool fail(Verdict v, const Call& c, std::string msg) {
-    if (!violation_) violation_ = Violation{v, std::move(msg), r_, t_, c.id};
+    if (!violation_) violation_ = Violation{v, std::move(msg), r_, t_, c.id, std::nullopt};
     return false;
+  }
+  // An MPI usage rule broken in this state (mpi_rules.def): usage_error, its text and section, the rule named.
+  bool fail(model::MpiRule rule, const Call& c, const std::string& text) {
+    if (!violation_)
+      violation_ = Violation{Verdict::UsageError, model::mpi_rule_message(rule, text), r_, t_, c.id, rule};
+    return false;
+  }
+
+  // ---- MPI one-sided calls: this rank's epochs on one window (MPI 4.1 sec. 12.5; issue 32 item 3) ----
+  // The MPI trace reader writes each call as it was made; what is erroneous is decided here, in every
+  // interleaving of the rank's threads, for hand-written and imported scenarios alike.
+  std::string window_text(const Call& c) const { return "'" + bname(c.buffer) + "' of " + w_.comm_name(c.comm); }
+  std::string call_name(const Call& c) const {
+    return std::string(model::op_name(c.kind)) + " (" +
+           (c.mpi_call.empty() ? std::string(model::op_info(c.kind).mpi_name) : "MPI_" + c.mpi_call) + ")";
+  }
+
+  bool window_call(const Call& c) {
+    using model::MpiRule;
+    auto it = find_window(c.comm, c.buffer);
+    if (it == rs_.windows.end())
+      return fail(MpiRule::RmaArgument, c,
+                  call_name(c) + " on " + window_text(c) + ", which is no window of this rank (no register, or freed)");
+    WindowState& x = *it;
+    const int32_t target = c.peer;
+    const bool locked = std::binary_search(x.locks.begin(), x.locks.end(), target);
+    const std::string on = " on " + window_text(c);
+    const std::string of_target = " of rank " + std::to_string(target) + on;
+    switch (c.kind) {
+      case OpKind::RmaPut:
+      case OpKind::RmaGet:
+      case OpKind::RmaAccumulate: {
+        // A transfer inside a lock or start epoch belongs to that epoch, not to a fence epoch around it
+        // (MPICH's test/mpi/rma/mixedsync.c does `fence; lock; put; unlock; fence`; SEMANTICS_NOTES.md).
+        const bool passive = (x.epochs & (kLockAllEpoch | kStartEpoch)) != 0 || locked;
+        if (!passive && !(x.epochs & kFenceEpoch))
+          return fail(MpiRule::RmaEpoch, c,
+                      call_name(c) + " to rank " + std::to_string(target) + on +
+                          " outside any access epoch: no win_fence, win_lock, win_lock_all or win_start opened one");
+        if (!passive) x.epochs |= kFenceTransfers;
+        return true;
+      }
+      case OpKind::WinLock:
+        if (locked || (x.epochs & kLockAllEpoch))
+          return fail(MpiRule::RmaEpoch, c,
+                      call_name(c) + of_target + " while this rank already holds " +
+                          ((x.epochs & kLockAllEpoch) ? "win_lock_all" : "a lock of it") +
+                          ": two access epochs at once");
+        x.locks.insert(std::lower_bound(x.locks.begin(), x.locks.end(), target), target);
+        return true;
+      case OpKind::WinLockAll:
+        if ((x.epochs & kLockAllEpoch) || !x.locks.empty())
+          return fail(MpiRule::RmaEpoch, c,
+                      call_name(c) + on + " while this rank already holds " +
+                          ((x.epochs & kLockAllEpoch) ? "win_lock_all" : "a lock") + ": two access epochs at once");
+        x.epochs |= kLockAllEpoch;
+        return true;
+      case OpKind::WinUnlock:
+        if (!locked) return fail(MpiRule::RmaEpoch, c, call_name(c) + of_target + ", which this rank has not locked");
+        x.locks.erase(std::lower_bound(x.locks.begin(), x.locks.end(), target));
+        return true;
+      case OpKind::WinUnlockAll:
+        if (!(x.epochs & kLockAllEpoch)) return fail(MpiRule::RmaEpoch, c, call_name(c) + on + " without win_lock_all");
+        x.epochs &= static_cast<uint8_t>(~kLockAllEpoch);
+        return true;
+      case OpKind::WinFlush:
+      case OpKind::WinFlushAll: {
+        const bool all = c.kind == OpKind::WinFlushAll;
+        if (!(x.epochs & kLockAllEpoch) && (all ? x.locks.empty() : !locked))
+          return fail(MpiRule::RmaEpoch, c, call_name(c) + (all ? on : of_target) + " outside a passive-target epoch");
+        return true;
+      }
+      case OpKind::WinStart:
+        if (x.epochs & kStartEpoch)
+          return fail(MpiRule::RmaEpoch, c, call_name(c) + on + " inside an access epoch it started before");
+        x.epochs |= kStartEpoch;
+        return true;
+      case OpKind::WinComplete:
+        if (!(x.epochs & kStartEpoch)) return fail(MpiRule::RmaEpoch, c, call_name(c) + on + " without win_start");
+        x.epochs &= static_cast<uint8_t>(~kStartEpoch);
+        return true;
+      case OpKind::WinPost:
+        if (x.epochs & kPostEpoch)
+          return fail(MpiRule::RmaEpoch, c, call_name(c) + on + " inside an exposure epoch it posted before");
+        x.epochs |= kPostEpoch;
+        return true;
+      case OpKind::WinWait:
+        if (!(x.epochs & kPostEpoch)) return fail(MpiRule::RmaEpoch, c, call_name(c) + on + " without win_post");
+        x.epochs &= static_cast<uint8_t>(~kPostEpoch);
+        return true;
+      case OpKind::WinFence:
+        // A fence completes the fence epoch's transfers and opens the next epoch unless MPI_MODE_NOSUCCEED.
+        x.epochs &= static_cast<uint8_t>(~(kFenceEpoch | kFenceTransfers));
+        if (c.win_mode != model::WinMode::NoSucceed) x.epochs |= kFenceEpoch;
+        join_host(c, -1);
+        return !violation_;
+      default:
+        return true;
+    }
+  }
+
+  // A window's epochs are closed when it is freed or the rank finalizes (MPI 4.1 sec. 12.2.5, 12.5, 12.5.1).
+  bool epochs_closed(const Call& c, const WindowState& x, const std::string& what) {
+    using model::MpiRule;
+    const std::string window = "'" + bname(x.buffer) + "' of " + w_.comm_name(x.comm);
+    std::string open;
+    if (x.epochs & kLockAllEpoch) open = "win_lock_all";
+    if (!x.locks.empty()) open = "a win_lock of rank " + std::to_string(x.locks.front());
+    if (x.epochs & kStartEpoch) open = "win_start";
+    if (!open.empty())
+      return fail(
+          MpiRule::RmaEpoch, c,
+          what + " of " + window + " while its epoch from " + open + " is still open: every epoch is closed first");
+    if ((x.epochs & kFenceEpoch) && (x.epochs & kFenceTransfers))
+      return fail(MpiRule::RmaEpoch, c,
+                  what + " of " + window + " with RMA calls after its last win_fence and no fence to complete them");
+    return true;
   }
 
   MemberState& member(int comm) { return rs_.members[static_cast<size_t>(sem_.local_index(r_, comm))]; }
@@ -433,7 +573,7 @@ class Issuer {
       if (it->count < 255) ++it->count;
       return;
     }
-    WindowState x{c.comm, c.buffer, flag, 1};
+    WindowState x{.comm = c.comm, .buffer = c.buffer, .flag = flag, .count = 1, .epochs = 0, .locks = {}};
     auto pos =
         std::lower_bound(rs_.windows.begin(), rs_.windows.end(), x, [](const WindowState& a, const WindowState& b) {
           return std::tie(a.comm, a.buffer, a.flag) < std::tie(b.comm, b.buffer, b.flag);

@@ -32,7 +32,9 @@ bool mpi_collective_waits_for(const model::World& w, const Call& c, int rank, in
   };
   switch (c.kind) {
     case OpKind::Barrier:
-      return !is({"Win_fence"});  // a fence with no RMA between may return at once
+      return true;
+    case OpKind::WinFence:  // a fence with no RMA between may return at once
+      return false;
     case OpKind::AllReduce:
       if (is({"Scan", "Iscan"})) return comm_rank(w, c.comm, target) <= comm_rank(w, c.comm, rank);
       if (is({"Exscan", "Iexscan"})) return comm_rank(w, c.comm, target) < comm_rank(w, c.comm, rank);

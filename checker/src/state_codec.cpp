@@ -162,6 +162,8 @@ void write_rank(Writer& w, const RankState& rk) {
     w.id(x.buffer);
     w.u(x.flag);
     w.u(x.count);
+    w.u(x.epochs);
+    write_vec(w, x.locks, [&](int32_t t) { w.id(t); });
   });
   write_vec(w, rk.p2p, [&](const P2pState& x) {
     w.id(x.comm);
@@ -280,6 +282,8 @@ State decode_state(std::string_view bytes) {
       r.get(x.buffer);
       r.get(x.flag);
       r.get(x.count);
+      r.get(x.epochs);
+      read_vec(r, x.locks, [&](int32_t& t) { r.get(t); });
     });
     read_vec(r, rk.p2p, [&](P2pState& x) {
       r.get(x.comm);

@@ -515,7 +515,10 @@ std::optional<Violation> Semantics::apply_match_any(State& s, const Step& step) 
                    "send/recv pair " + std::to_string(step.slot) + " between ranks " + std::to_string(step.peer) +
                        " and " + std::to_string(step.rank) + " on " + world_.comm_name(w.comm) + " differs: " + diff +
                        " (" + call_ref(static_cast<int>(send_call)) + ", " + call_ref(static_cast<int>(w.call)) + ")",
-                   step.rank, step.thread, static_cast<int>(w.call)};
+                   step.rank,
+                   step.thread,
+                   static_cast<int>(w.call),
+                   std::nullopt};
 }
 
 std::string Semantics::pair_difference(const Call& first, uint64_t first_count, const Call& second,

@@ -135,4 +135,24 @@ std::string_view mpi_progress_name(MpiProgress p) {
   return "portable";
 }
 
+std::string_view win_mode_name(WinMode m) {
+  switch (m) {
+    case WinMode::Plain:
+      return "";
+    case WinMode::Shared:
+      return "shared";
+    case WinMode::Local:
+      return "local";
+    case WinMode::NoSucceed:
+      return "nosucceed";
+  }
+  return "";
+}
+
+std::optional<WinMode> win_mode_from_name(std::string_view name) {
+  for (WinMode m : {WinMode::Shared, WinMode::Local, WinMode::NoSucceed})
+    if (win_mode_name(m) == name) return m;
+  return std::nullopt;
+}
+
 }  // namespace collmc::model

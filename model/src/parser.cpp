@@ -803,6 +803,18 @@ class Parser {
           if (op_form(s.op) == OpForm::KeyRanks && (at(TokKind::LBracket) || at_name("all")))
             s.members = rank_set("the ranks the barrier waits for");
           break;
+        case OpForm::WindowTarget:  // `put COMM PEER WIN [ARGS]`: the target's world rank, then the window
+          comm_name();
+          peer_rank();
+          buffer_name(s.buffer);
+          call_args(s, false);
+          break;
+        case OpForm::WindowSync:  // `win_fence COMM WIN [mode=nosucceed]`
+          comm_name();
+          buffer_name(s.buffer);
+          call_args(s, false);
+          break;
+        case OpForm::Bare:
         case OpForm::SyncStream:
         case OpForm::SyncDevice:  // `sync` is read above
           break;
@@ -847,7 +859,7 @@ class Parser {
         s.args.dtype = expect_name("a datatype name");
       } else if (key.text == "op") {
         s.args.redop = expect_name("a reduction name");
-      } else if (key.text == "call" && collective) {
+      } else if (key.text == "call" && (collective || is_rma_transfer(s.op))) {
         s.args.mpi_call = expect_name("the MPI function (Allreduce, Iallreduce, ...)");
       } else if (key.text == "config" && collective) {
         s.args.config_loc = loc_of(peek());
@@ -871,12 +883,37 @@ class Parser {
         const std::string mode = expect_name("a send mode (buffered)");
         if (mode != "buffered") fail_msg(m, "unknown send mode '" + mode + "': expected buffered (MPI_Bsend)");
         s.args.buffered = true;
+      } else if (key.text == "mode" && win_modes(s.op) != nullptr) {
+        const Token& m = peek();
+        const std::string mode = expect_name(std::string("a mode (") + win_modes(s.op) + ")");
+        const std::optional<WinMode> wm = win_mode_from_name(mode);
+        const bool exclusive = s.op == OpKind::WinLock && mode == "exclusive";  // the default, said
+        if (!exclusive && (!wm || !takes_win_mode(s.op, *wm)))
+          fail_msg(m, "unknown mode '" + mode + "' of " + std::string(op_name(s.op)) + ": expected " + win_modes(s.op));
+        s.args.win_mode = wm.value_or(WinMode::Plain);
       } else {
         const bool p2p = op_form(s.op) == OpForm::PointToPoint;
         fail_msg(key, "unknown argument '" + key.text + "': expected count=N, root=R, dtype=NAME, op=NAME" +
                           (collective ? ", call=NAME, config=NAME" : "") + (p2p ? ", tag=N" : "") +
-                          (s.op == OpKind::Send ? ", mode=buffered" : "") + " or on STREAM");
+                          (s.op == OpKind::Send ? ", mode=buffered" : "") +
+                          (win_modes(s.op) != nullptr ? std::string(", mode=") + win_modes(s.op) : std::string()) +
+                          (is_rma_transfer(s.op) ? ", call=NAME" : "") + " or on STREAM");
       }
+    }
+  }
+
+  // The `mode=` values of an MPI window call, for messages; nullptr when it takes none.
+  static const char* win_modes(OpKind op) {
+    switch (op) {
+      case OpKind::WinLock:
+        return "exclusive or shared";
+      case OpKind::WinFlush:
+      case OpKind::WinFlushAll:
+        return "local";
+      case OpKind::WinFence:
+        return "nosucceed";
+      default:
+        return nullptr;
     }
   }
 

@@ -38,6 +38,7 @@ std::string call_args(const World& w, const Call& c) {
   if (!c.coll_config.empty()) out += " config=" + c.coll_config;
   if (c.tag != 0) out += " tag=" + (c.tag == kAnyTag ? std::string("any") : std::to_string(c.tag));
   if (c.buffered) out += " mode=buffered";
+  if (c.win_mode != WinMode::Plain) out += " mode=" + std::string(win_mode_name(c.win_mode));
   if (c.stream != 0) out += " on " + w.streams[static_cast<size_t>(c.stream)];
   return out;
 }
@@ -232,6 +233,12 @@ std::string print_call(const World& w, const Call& c) {
     case OpForm::PointToPoint:
       return op + " " + comm_word(w, c.comm) + " " + (c.any_source ? std::string("any") : std::to_string(c.peer)) +
              (c.kind == OpKind::Probe ? std::string() : " " + buffer(c.buffer)) + call_args(w, c);
+    case OpForm::WindowTarget:
+      return op + " " + comm_word(w, c.comm) + " " + std::to_string(c.peer) + " " + buffer(c.buffer) + call_args(w, c);
+    case OpForm::WindowSync:
+      return op + " " + comm_word(w, c.comm) + " " + buffer(c.buffer) + call_args(w, c);
+    case OpForm::Bare:
+      return op;
     case OpForm::SyncStream:
       return "sync " + w.streams[static_cast<size_t>(c.stream)];
     case OpForm::SyncDevice:

@@ -306,6 +306,12 @@ class Resolver {
                                        "receive");
     if (s.op == OpKind::Probe && stmt_profile(s) != Profile::Mpi)
       throw InputError(s.loc, "'probe' (MPI_Probe) needs an mpi communicator: NCCL has no probe");
+    if (mpi_only(s.op) && (s.op == OpKind::MpiFinalize ? sc_.knobs.profile : stmt_profile(s)) != Profile::Mpi)
+      throw InputError(
+          s.loc,
+          "'" + std::string(op_name(s.op)) + "' (" + std::string(op_info(s.op).mpi_name) + ") needs " +
+              (s.op == OpKind::MpiFinalize ? std::string("'set profile = mpi'") : std::string("an mpi communicator")) +
+              ": NCCL has no such call");
     if (s.args.tag && sc_.knobs.profile != Profile::Mpi)
       throw InputError(s.args.tag_loc, "'tag=' needs 'set profile = mpi': NCCL's send and recv have no tags");
     if (s.comm == kNullComm) {
@@ -673,6 +679,7 @@ class Resolver {
     c.any_source = s.any_source;
     if (s.args.tag) c.tag = *s.args.tag;
     c.buffered = s.args.buffered;
+    c.win_mode = s.args.win_mode;
     if (!s.comm.empty() && s.comm != kNullComm) c.comm = comm_for_rank(s.comm, s.comm_loc, c, true);
     if (op_form(s.op) == OpForm::Split && !s.child.empty()) {
       c.child = comm_for_rank(s.child, s.child_loc, c, true);

@@ -8,6 +8,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +37,11 @@ class MpiCalls : public RankCalls {
     sizes_.assign(w_.buffers.size(), model::kDefaultBufferSize);
     for (auto& b : buffers_) b = std::calloc(model::kDefaultBufferSize, 1);
     comms_.assign(w_.comms.size(), MPI_COMM_NULL);
+    const bool one_sided = std::any_of(w_.calls.begin(), w_.calls.end(), [](const Call& c) {
+      return model::op_form(c.kind) == model::OpForm::WindowTarget ||
+             model::op_form(c.kind) == model::OpForm::WindowSync;
+    });
+    if (one_sided) mpi(MPI_Comm_dup(MPI_COMM_WORLD, &progress_comm_), "MPI_Comm_dup (progress while waiting)");
     // Every rank takes part in every split of MPI_COMM_WORLD, in declaration order: no hang here.
     for (const auto& c : w_.comms) {
       if (c.uninit) continue;
@@ -44,6 +50,17 @@ class MpiCalls : public RankCalls {
           "MPI_Comm_split of MPI_COMM_WORLD");
       set_comm(c.id, comm);
     }
+  }
+
+  // Open MPI completes a passive-target call (MPI_Win_lock, MPI_Accumulate, MPI_Win_flush, ...) only once its
+  // target enters MPI (no asynchronous progress; measured: a lock_all, accumulate and flush to rank 1 hung while
+  // the replay held rank 1 out of MPI until its turn, and completed as a plain program). A rank held back by
+  // the replay's order would in the program be on its way to its next call, where MPI moves: so it lets MPI
+  // move while it waits (MPI_Iprobe on a communicator of its own), where the scenario has one-sided calls.
+  void waiting() override {
+    if (progress_comm_ == MPI_COMM_NULL) return;
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, progress_comm_, &flag, MPI_STATUS_IGNORE);
   }
 
   void step(const PlanStep& step) override {
@@ -105,6 +122,13 @@ class MpiCalls : public RankCalls {
   }
   int root_of(const Call& c) const { return c.root >= 0 ? comm_rank(c, c.root) : 0; }
   // A receive's or probe's source and a message's tag as MPI takes them (`recv COMM any`, `tag=any`).
+  // The window `register COMM BUF` made last (a second register of one buffer is another window).
+  MPI_Win window(const Call& c) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = windows_.find({c.comm, c.buffer});
+    if (it == windows_.end() || it->second.empty()) throw RankFailure("`" + c.text + "`: no window on the buffer");
+    return it->second.back();
+  }
   int source_of(const Call& c) const { return c.any_source ? MPI_ANY_SOURCE : comm_rank(c, c.peer); }
   static int tag_of(const Call& c) { return c.tag == model::kAnyTag ? MPI_ANY_TAG : static_cast<int>(c.tag); }
   int members(const Call& c) const { return static_cast<int>(w_.comms[static_cast<size_t>(c.comm)].members.size()); }
@@ -314,6 +338,52 @@ class MpiCalls : public RankCalls {
         throw RankFailure(what + ": an NCCL one-sided call has no MPI form");
       case OpKind::MpiError:
         throw RankFailure(what + ": the scenario records an erroneous MPI call (usage_error); nothing to replay");
+      // One-sided calls on the window `register` made (MPI_Win_create, disp_unit 1): one element at
+      // displacement 0, MPI_INT for an accumulate (MPI_SUM needs a predefined numeric type).
+      case OpKind::RmaPut:
+        mpi(MPI_Put(ptr(c.buffer), 1, MPI_BYTE, comm_rank(c, c.peer), 0, 1, MPI_BYTE, window(c)), what + " MPI_Put");
+        break;
+      case OpKind::RmaGet:
+        mpi(MPI_Get(ptr(c.buffer), 1, MPI_BYTE, comm_rank(c, c.peer), 0, 1, MPI_BYTE, window(c)), what + " MPI_Get");
+        break;
+      case OpKind::RmaAccumulate:
+        mpi(MPI_Accumulate(ptr(c.buffer), 1, MPI_INT, comm_rank(c, c.peer), 0, 1, MPI_INT, MPI_SUM, window(c)),
+            what + " MPI_Accumulate");
+        break;
+      case OpKind::WinLock:
+        mpi(MPI_Win_lock(c.win_mode == model::WinMode::Shared ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE,
+                         comm_rank(c, c.peer), 0, window(c)),
+            what + " MPI_Win_lock");
+        break;
+      case OpKind::WinUnlock:
+        mpi(MPI_Win_unlock(comm_rank(c, c.peer), window(c)), what + " MPI_Win_unlock");
+        break;
+      case OpKind::WinFlush:
+        mpi(c.win_mode == model::WinMode::Local ? MPI_Win_flush_local(comm_rank(c, c.peer), window(c))
+                                                : MPI_Win_flush(comm_rank(c, c.peer), window(c)),
+            what + " MPI_Win_flush");
+        break;
+      case OpKind::WinLockAll:
+        mpi(MPI_Win_lock_all(0, window(c)), what + " MPI_Win_lock_all");
+        break;
+      case OpKind::WinUnlockAll:
+        mpi(MPI_Win_unlock_all(window(c)), what + " MPI_Win_unlock_all");
+        break;
+      case OpKind::WinFlushAll:
+        mpi(c.win_mode == model::WinMode::Local ? MPI_Win_flush_local_all(window(c)) : MPI_Win_flush_all(window(c)),
+            what + " MPI_Win_flush_all");
+        break;
+      case OpKind::WinFence:
+        mpi(MPI_Win_fence(c.win_mode == model::WinMode::NoSucceed ? MPI_MODE_NOSUCCEED : 0, window(c)),
+            what + " MPI_Win_fence");
+        break;
+      case OpKind::WinStart:
+      case OpKind::WinComplete:
+      case OpKind::WinPost:
+      case OpKind::WinWait:
+        throw RankFailure(what + ": the scenario does not name the groups of MPI_Win_start and MPI_Win_post");
+      case OpKind::MpiFinalize:
+        break;  // the rank runner calls MPI_Finalize once every rank's calls ran
     }
     if (requests && req != MPI_REQUEST_NULL) requests->push_back(req);
   }
@@ -325,7 +395,8 @@ class MpiCalls : public RankCalls {
   std::mutex mutex_;
   std::vector<MPI_Comm> comms_;
   std::map<std::pair<int, int>, std::vector<MPI_Win>> windows_;
-  std::vector<char> bsend_buffer_;  // attached for `mode=buffered` sends, on the first
+  std::vector<char> bsend_buffer_;          // attached for `mode=buffered` sends, on the first
+  MPI_Comm progress_comm_ = MPI_COMM_NULL;  // probed while waiting for a turn (one-sided scenarios only)
 };
 
 }  // namespace

@@ -460,6 +460,22 @@ class NcclCalls : public RankCalls {
         throw Failure("the scenario records an erroneous MPI call (usage_error); nothing to replay");
       case OpKind::Probe:
         throw Failure("MPI_Probe has no NCCL form (the model refuses it on an nccl communicator)");
+      case OpKind::RmaPut:
+      case OpKind::RmaGet:
+      case OpKind::RmaAccumulate:
+      case OpKind::WinLock:
+      case OpKind::WinUnlock:
+      case OpKind::WinFlush:
+      case OpKind::WinLockAll:
+      case OpKind::WinUnlockAll:
+      case OpKind::WinFlushAll:
+      case OpKind::WinStart:
+      case OpKind::WinComplete:
+      case OpKind::WinPost:
+      case OpKind::WinWait:
+      case OpKind::WinFence:
+      case OpKind::MpiFinalize:
+        throw Failure("an MPI one-sided call has no NCCL form (the model refuses it on an nccl communicator)");
     }
   }
 

@@ -182,6 +182,21 @@ std::vector<std::string_view> nccl_functions_for(model::OpKind kind) {
     case OpKind::HostBarrier:
     case OpKind::MpiError:  // MPI only: never replayed on NCCL
     case OpKind::Probe:
+    case OpKind::RmaPut:
+    case OpKind::RmaGet:
+    case OpKind::RmaAccumulate:
+    case OpKind::WinLock:
+    case OpKind::WinUnlock:
+    case OpKind::WinFlush:
+    case OpKind::WinLockAll:
+    case OpKind::WinUnlockAll:
+    case OpKind::WinFlushAll:
+    case OpKind::WinStart:
+    case OpKind::WinComplete:
+    case OpKind::WinPost:
+    case OpKind::WinWait:
+    case OpKind::WinFence:
+    case OpKind::MpiFinalize:
       return {};
   }
   return {};

@@ -25,6 +25,10 @@ class RankCalls {
   virtual void step(const PlanStep& step) = 0;
   // After every thread returned: a note for the report (e.g. communicators of the wrong size).
   virtual std::string finish() { return {}; }
+  // While a thread waits for its turn (the replay's order, not the program's): the rank has not reached its
+  // next call yet. The MPI backend lets the library progress here where the scenario has one-sided calls
+  // (mpi_rank.cpp); the others do nothing.
+  virtual void waiting() {}
   // Whether abort() can end calls blocked in the library. If not, the launcher kills the job.
   virtual bool can_abort() const { return false; }
   // On the watchdog's word, from another thread: abort every communicator.

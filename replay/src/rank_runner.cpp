@@ -76,6 +76,7 @@ class Runner {
   void wait_turn(int turn) {
     while (shared_->turn.load() != turn) {
       if (shared_->abort.load()) throw RankFailure("aborted");
+      calls_.waiting();
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   }

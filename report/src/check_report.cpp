@@ -412,9 +412,10 @@ std::string json_report(const CheckResult& r) {
                {"call", v.call}};
     if (v.call >= 0) jv["location"] = loc(w.calls[static_cast<size_t>(v.call)].loc);
     // The MPI usage rule (model/mpi_rules.def) a usage_error breaks, by name; absent for other violations.
-    if (v.call >= 0)
-      if (const auto& rule = w.calls[static_cast<size_t>(v.call)].mpi_rule)
-        jv["mpi_rule"] = std::string(model::mpi_rule_info(*rule).name);
+    // The semantics names a rule it found in the state (an epoch rule); a static one is on the call.
+    std::optional<model::MpiRule> rule = v.mpi_rule;
+    if (!rule && v.call >= 0) rule = w.calls[static_cast<size_t>(v.call)].mpi_rule;
+    if (rule) jv["mpi_rule"] = std::string(model::mpi_rule_info(*rule).name);
     j["violation"] = jv;
   }
   const auto& s = r.stats;

@@ -431,6 +431,10 @@ class Emitter {
  private:
   static std::string buffer(const std::string& b) { return scenario_buffer_name(b); }
 
+  static std::string win_mode(model::WinMode m) {
+    return m == model::WinMode::Plain ? "" : " mode=" + std::string(model::win_mode_name(m));
+  }
+
   bool valid_rank(const std::optional<int>& v) const { return v && *v >= 0 && *v < world_; }
 
   std::string args(const Call& c, bool reduction, bool rooted) const {
@@ -541,6 +545,32 @@ class Emitter {
         const std::string mode = trace_.mpi && c.buffered && c.kind == CallKind::Send ? " mode=buffered" : "";
         return head.empty() ? "" : head + " " + buffer(c.buffer) + args(c, false, false) + tag + mode;
       }
+      case CallKind::RmaPut:
+      case CallKind::RmaGet:
+      case CallKind::RmaAccumulate:
+      case CallKind::WinLock:
+      case CallKind::WinUnlock:
+      case CallKind::WinFlush: {  // `put COMM TARGET WIN [op=] [call=] [mode=]`: the semantics judges the epochs
+        if (!trace_.mpi) return "";
+        const std::string head = comm_and_peer();
+        return head.empty() ? ""
+                            : head + " " + buffer(c.buffer) + args(c, c.kind == CallKind::RmaAccumulate, false) +
+                                  win_mode(c.win_mode);
+      }
+      case CallKind::WinLockAll:
+      case CallKind::WinUnlockAll:
+      case CallKind::WinFlushAll:
+      case CallKind::WinStart:
+      case CallKind::WinComplete:
+      case CallKind::WinPost:
+      case CallKind::WinWait:
+      case CallKind::WinFence: {
+        if (!trace_.mpi) return "";
+        std::string n = comm();
+        return n.empty() ? "" : std::string(kw) + " " + n + " " + buffer(c.buffer) + win_mode(c.win_mode);
+      }
+      case CallKind::MpiFinalize:
+        return trace_.mpi ? "mpi_finalize" : "";
       case CallKind::StreamSync:
         return "sync " + (c.stream.empty() || c.stream == "main" ? std::string("main") : sanitize(c.stream, "s_"));
       case CallKind::DeviceSync:

@@ -34,6 +34,7 @@ const char* matched_sequence(CallKind k) {
     case CallKind::Reduce:
     case CallKind::AllToAll:
     case CallKind::Barrier:
+    case CallKind::WinFence:
       return "collective";
     default:
       return nullptr;

@@ -478,83 +478,46 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
       case MpiFamily::WinFence:
         complete_pending(e, i, pr, -1);
         e.fence_open = number(in, "nosucceed", 0) == 0;
-        e.fence_only_ops = 0;
         ++pr.syncs;
         break;
+      // The epoch rules are the semantics' (the reader writes these calls as statements: win_lock, win_unlock,
+      // ...; checker/src/call_effects.cpp window_call): here only what the race rules need of the epochs.
       case MpiFamily::WinLock:
-        if (!info.has(kAll)) {
-          if (e.locks.count(target) || e.lock_all)
-            error(p, i, model::MpiRule::RmaEpoch,
-                  "MPI_Win_lock of rank " + std::to_string(target) + " on " + ctx.window + " while this rank already " +
-                      (e.lock_all ? "holds MPI_Win_lock_all" : "holds a lock of it") +
-                      ": two access epochs at once (MPI 4.1 sec. 12.5, 12.5.3)");
+        if (!info.has(kAll))
           e.locks[target] = text(in, "lock") == "exclusive";
-        } else {
-          if (e.lock_all || !e.locks.empty())
-            error(p, i, model::MpiRule::RmaEpoch,
-                  "MPI_Win_lock_all on " + ctx.window + " while this rank already holds " +
-                      (e.lock_all ? "MPI_Win_lock_all" : "a lock") +
-                      ": two access epochs at once (MPI 4.1 sec. 12.5, 12.5.3)");
+        else
           e.lock_all = true;
-        }
         break;
       case MpiFamily::WinUnlock:
-        if (!info.has(kAll)) {
-          if (!e.locks.count(target))
-            error(p, i, model::MpiRule::RmaEpoch,
-                  "MPI_Win_unlock of rank " + std::to_string(target) + " on " + ctx.window +
-                      ", which this rank has not locked (MPI 4.1 sec. 12.5.3)");
-          complete_pending(e, i, pr, target);
+        complete_pending(e, i, pr, info.has(kAll) ? -1 : target);
+        if (!info.has(kAll))
           e.locks.erase(target);
-        } else {
-          if (!e.lock_all)
-            error(p, i, model::MpiRule::RmaEpoch,
-                  "MPI_Win_unlock_all on " + ctx.window + " without MPI_Win_lock_all (MPI 4.1 sec. 12.5.3)");
-          complete_pending(e, i, pr, -1);
+        else
           e.lock_all = false;
-        }
         break;
-      case MpiFamily::WinFlush: {
-        const bool all = info.has(kAll);
-        if (!e.lock_all && (all ? e.locks.empty() : !e.locks.count(target)))
-          error(p, i, model::MpiRule::RmaEpoch,
-                name + " on " + ctx.window + " outside a passive-target epoch (MPI 4.1 sec. 12.5.4)");
+      case MpiFamily::WinFlush:
         // MPI_Win_flush_local(_all) completes the transfers at the origin only (MPI 4.1 sec. 12.5.4).
-        complete_pending(e, i, pr, all ? -1 : target, info.has(kLocalOnly));
+        complete_pending(e, i, pr, info.has(kAll) ? -1 : target, info.has(kLocalOnly));
         break;
-      }
       case MpiFamily::WinStart:
-        if (e.access)
-          error(p, i, model::MpiRule::RmaEpoch,
-                "MPI_Win_start on " + ctx.window + " inside an access epoch it started before (MPI 4.1 sec. 12.5.2)");
         e.access = true;
         e.starts.push_back(world_rank_set(in, "group"));
         break;
       case MpiFamily::WinComplete:
-        if (!e.access)
-          error(p, i, model::MpiRule::RmaEpoch,
-                "MPI_Win_complete on " + ctx.window + " without MPI_Win_start (MPI 4.1 sec. 12.5.2)");
         complete_pending(e, i, pr, -1);
         e.access = false;
         break;
       case MpiFamily::WinPost:
-        if (e.exposure)
-          error(p, i, model::MpiRule::RmaEpoch,
-                "MPI_Win_post on " + ctx.window + " inside an exposure epoch it posted before (MPI 4.1 sec. 12.5.2)");
         e.exposure = true;
         e.exposures.push_back(Epochs::Exposure{world_rank_set(in, "group"), 2 * i, SIZE_MAX});
         break;
       case MpiFamily::WinWait:
         // MPI_Win_test that returned false leaves the exposure epoch open (MPI 4.1 sec. 12.5.2).
         if (info.has(kNonblocking) && (!ok || number(ret, "flag", 0) == 0)) break;
-        if (!e.exposure)
-          error(p, i, model::MpiRule::RmaEpoch,
-                name + " on " + ctx.window + " without MPI_Win_post (MPI 4.1 sec. 12.5.2)");
         if (e.exposure && !e.exposures.empty()) e.exposures.back().wait_order = 2 * i;
         e.exposure = false;
         break;
       case MpiFamily::WinFree:
-        close_window(p, i, ctx.window, e, "MPI_Win_free");
         complete_pending(e, i, pr, -1);
         e.freed = true;
         ++pr.syncs;
@@ -566,8 +529,6 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
   }
 
   if (family == MpiFamily::Finalize) {
-    for (auto& [id, e] : pr.windows)
-      if (!e.freed) close_window(p, i, id, e, "MPI_Finalize");
     if (!pr.requests_unknown)
       for (const auto& [handle, what] : pr.requests)
         error(p, i, model::MpiRule::RequestNotCompleted,
@@ -589,21 +550,6 @@ void MpiUsageRules::observe_call(size_t p, size_t i, const RecordedCall& rc, con
   }
 }
 
-void MpiUsageRules::close_window(size_t p, size_t i, const std::string& window, Epochs& e, const char* why) {
-  std::string open;
-  if (e.lock_all) open = "MPI_Win_lock_all";
-  if (!e.locks.empty()) open = "a lock of rank " + std::to_string(e.locks.begin()->first);
-  if (e.access) open = "MPI_Win_start";
-  if (!open.empty())
-    error(p, i, model::MpiRule::RmaEpoch,
-          std::string(why) + " of " + window + " while its epoch from " + open +
-              " is still open: every epoch is closed first (MPI 4.1 sec. 12.2.5, 12.5)");
-  if (e.fence_open && e.fence_only_ops > 0)
-    error(p, i, model::MpiRule::RmaEpoch,
-          std::string(why) + " of " + window + " with " + std::to_string(e.fence_only_ops) +
-              " RMA call(s) after its last MPI_Win_fence and no fence to complete them (MPI 4.1 sec. 12.5.1)");
-}
-
 void MpiUsageRules::rma_call(size_t p, size_t i, const RecorderLine* in, const RecorderLine* ret,
                              const MpiCallContext& ctx, Epochs& e) {
   ProcessRules& pr = processes_[p];
@@ -616,18 +562,10 @@ void MpiUsageRules::rma_call(size_t p, size_t i, const RecorderLine* in, const R
           what + " on " + ctx.window + ": no such rank in the window's group (MPI 4.1 sec. 12.3)");
     return;
   }
+  // A transfer outside every access epoch is the semantics' rule (rma_epoch, call_effects.cpp); it is no
+  // access in flight for the race rules.
   const bool passive = e.lock_all || e.locks.count(target) > 0 || e.access;
-  if (!e.fence_open && !passive) {
-    error(p, i, model::MpiRule::RmaEpoch,
-          what + " on " + ctx.window +
-              " outside any access epoch: no MPI_Win_fence, MPI_Win_lock, MPI_Win_lock_all or MPI_Win_start opened "
-              "one (MPI 4.1 sec. 12.5)");
-    return;
-  }
-  // A transfer inside a lock or start epoch belongs to that epoch, not to the fence's around it (MPICH's own
-  // tests, test/mpi/rma/mixedsync.c, do `fence; lock; put; unlock; fence`; issue 32): only the others are
-  // the fence epoch's, for the closing rule.
-  if (e.fence_open && !passive) ++e.fence_only_ops;
+  if (!e.fence_open && !passive) return;
   // Request-based transfers (MPI_Rput, MPI_Rget, ...) complete locally at their wait and remotely at a flush
   // or the epoch's end (MPI 4.1 sec. 12.3.5): the origin side is in flight until whichever comes first.
   const uint64_t request = ctx.info->has(kRequest) && ret != nullptr ? address(ret, "req") : 0;

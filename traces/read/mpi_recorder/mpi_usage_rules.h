@@ -76,7 +76,6 @@ class MpiUsageRules {
     std::map<int64_t, bool> locks;  // target -> exclusive
     bool access = false;            // MPI_Win_start .. MPI_Win_complete
     bool exposure = false;          // MPI_Win_post .. MPI_Win_wait
-    int fence_only_ops = 0;         // RMA calls since the last fence that only the fence epoch covers
     int comm_size = -1;
     bool world_comm = false;  // made on MPI_COMM_WORLD: targets are world ranks (races are checked)
     bool freed = false;
@@ -148,7 +147,6 @@ class MpiUsageRules {
                 Epochs& e);
   static void complete(Access& a, size_t i, const ProcessRules& pr);
   void complete_pending(Epochs& e, size_t i, const ProcessRules& pr, int64_t target, bool local_only = false);
-  void close_window(size_t p, size_t i, const std::string& window, Epochs& e, const char* why);
   void local_access(size_t p, size_t i, const RecorderLine* in, const char* addr, const char* bytes, bool write,
                     const std::string& what);
   void find_races();

@@ -56,6 +56,9 @@ struct Violation {
   int rank = -1;
   int thread = -1;
   int call = -1;
+  // The MPI usage rule (model/mpi_rules.def) the step broke, when the semantics found it in the state (an
+  // epoch rule); a static usage error names its rule on its call (model::Call::mpi_rule).
+  std::optional<model::MpiRule> mpi_rule;
 };
 
 struct Transition {

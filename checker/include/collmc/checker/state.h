@@ -126,11 +126,24 @@ struct MemberState {
   bool operator==(const MemberState&) const = default;
 };
 
+// WindowState::epochs bits: the MPI access and exposure epochs this rank holds open on the window (MPI 4.1
+// sec. 12.5; issue 32 item 3). A fence epoch is open after a win_fence without mode=nosucceed; kFenceTransfers:
+// a transfer of the fence epoch (none of a lock or start epoch) was issued since the last fence.
+enum EpochFlag : uint8_t {
+  kFenceEpoch = 1,
+  kFenceTransfers = 2,
+  kLockAllEpoch = 4,
+  kStartEpoch = 8,  // MPI_Win_start ... MPI_Win_complete: an access epoch
+  kPostEpoch = 16,  // MPI_Win_post ... MPI_Win_wait: an exposure epoch
+};
+
 struct WindowState {
   int32_t comm = 0;
   int32_t buffer = 0;
-  uint8_t flag = 0;   // model::RegFlag
-  uint8_t count = 0;  // registered this many times
+  uint8_t flag = 0;            // model::RegFlag
+  uint8_t count = 0;           // registered this many times
+  uint8_t epochs = 0;          // EpochFlag bits (mpi windows)
+  std::vector<int32_t> locks;  // mpi: the targets (world ranks) this rank holds a lock of, sorted
   bool operator==(const WindowState&) const = default;
 };
 

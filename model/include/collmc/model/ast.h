@@ -32,14 +32,15 @@ constexpr int64_t kAnyTag = std::numeric_limits<int64_t>::min();
 
 struct CallArgs {
   std::optional<int64_t> count;
-  std::optional<int> root;     // world rank
-  std::string dtype;           // empty: default (float32)
-  std::string redop;           // empty: default (sum)
-  std::string stream;          // empty: `main`
-  std::string mpi_call;        // call=NAME (mpi profile): the MPI function of a collective; empty: not said
-  std::string coll_config;     // config=NAME (NCCL 2.31+): the ncclCollConfig_t of an nccl*Config call
-  std::optional<int64_t> tag;  // tag=N or tag=any (kAnyTag) of send/recv (mpi profile)
-  bool buffered = false;       // send mode=buffered (mpi profile): MPI_Bsend, completes locally (issue 32)
+  std::optional<int> root;            // world rank
+  std::string dtype;                  // empty: default (float32)
+  std::string redop;                  // empty: default (sum)
+  std::string stream;                 // empty: `main`
+  std::string mpi_call;               // call=NAME (mpi profile): the MPI function of a collective; empty: not said
+  std::string coll_config;            // config=NAME (NCCL 2.31+): the ncclCollConfig_t of an nccl*Config call
+  std::optional<int64_t> tag;         // tag=N or tag=any (kAnyTag) of send/recv (mpi profile)
+  bool buffered = false;              // send mode=buffered (mpi profile): MPI_Bsend, completes locally (issue 32)
+  WinMode win_mode = WinMode::Plain;  // mode= of an MPI window call: shared, local, nosucceed (issue 32)
   SourceLoc root_loc;
   SourceLoc tag_loc;
   SourceLoc config_loc;

@@ -35,6 +35,9 @@ enum class OpForm : uint8_t {
   Signal,        // signal COMM PEER [ARGS] / wait_signal COMM PEER [count=N] [ARGS]
   Key,           // KEYWORD KEY (a name or "string")
   KeyRanks,      // KEYWORD KEY [RANKS] (default: every rank)
+  WindowTarget,  // KEYWORD COMM PEER BUF [ARGS]: an MPI one-sided call on window COMM BUF at target PEER
+  WindowSync,    // KEYWORD COMM BUF [ARGS]: an MPI window synchronization of every target (lock_all, fence, ...)
+  Bare,          // KEYWORD
 };
 
 enum class Profile : uint8_t { Nccl, Mpi };
@@ -54,6 +57,9 @@ enum class StreamProgress : uint8_t { Independent, Serialized };
 enum class MpiProgress : uint8_t { Sync, Strong, Weak, Portable };
 // GinOnly (NCCL 2.32+, NCCL_WIN_GIN_ONLY): a window registered for GIN only; no symmetric kernel, no CE RMA.
 enum class RegFlag : uint8_t { Symmetric, Default, GinOnly };
+// `mode=` of an MPI window call (issue 32): a lock's type (MPI_LOCK_EXCLUSIVE when not said), a flush that
+// completes at the origin only (MPI_Win_flush_local), a fence's MPI_MODE_NOSUCCEED (no epoch after it).
+enum class WinMode : uint8_t { Plain, Shared, Local, NoSucceed };
 
 // NCCL_VERSION_CODE of a release (2.28.3 is 22803), as nccl.h computes it from 2.9 on.
 constexpr uint32_t nccl_version_code(uint32_t major, uint32_t minor, uint32_t patch) {
@@ -249,6 +255,29 @@ constexpr bool nccl_only(OpKind kind) {
          kind == OpKind::Revoke;
 }
 
+// MPI calls NCCL has no counterpart for: refused on an nccl comm.
+constexpr bool mpi_only(OpKind kind) {
+  return op_form(kind) == OpForm::WindowTarget || op_form(kind) == OpForm::WindowSync || kind == OpKind::MpiFinalize;
+}
+// An MPI one-sided transfer (put, get, accumulate): it must stand inside an access epoch of its target.
+constexpr bool is_rma_transfer(OpKind kind) {
+  return kind == OpKind::RmaPut || kind == OpKind::RmaGet || kind == OpKind::RmaAccumulate;
+}
+// The call's `mode=` values it takes (WinMode), none when it takes no mode= of a window call.
+constexpr bool takes_win_mode(OpKind kind, WinMode mode) {
+  switch (kind) {
+    case OpKind::WinLock:
+      return mode == WinMode::Shared;
+    case OpKind::WinFlush:
+    case OpKind::WinFlushAll:
+      return mode == WinMode::Local;
+    case OpKind::WinFence:
+      return mode == WinMode::NoSucceed;
+    default:
+      return false;
+  }
+}
+
 constexpr OpClass op_class(OpKind kind, Profile profile) {
   return profile == Profile::Mpi ? op_info(kind).mpi_class : op_info(kind).nccl_class;
 }
@@ -269,6 +298,8 @@ std::optional<Verdict> verdict_from_name(std::string_view name);
 
 std::string_view profile_name(Profile p);
 std::string_view comm_mode_name(CommMode m);
-std::string_view mpi_progress_name(MpiProgress p);  // "sync", "strong", "weak", "portable"
+std::string_view mpi_progress_name(MpiProgress p);                 // "sync", "strong", "weak", "portable"
+std::string_view win_mode_name(WinMode m);                         // "shared", "local", "nosucceed"; "" for Plain
+std::optional<WinMode> win_mode_from_name(std::string_view name);  // not for Plain (no name)
 
 }  // namespace collmc::model

@@ -111,16 +111,17 @@ struct Call {
   int buffer2 = -1;
   uint64_t size = kDefaultBufferSize;  // alloc, cuda_malloc
   RegFlag flag = RegFlag::Symmetric;
-  int peer = -1;            // send/recv, world rank
-  bool any_source = false;  // recv from whichever member sends first (MPI_ANY_SOURCE); `peer` is -1
-  int64_t tag = 0;          // send/recv (mpi): the message tag; kAnyTag for a receive's MPI_ANY_TAG
-  bool buffered = false;    // send mode=buffered (mpi): the message is copied out and the send returns
-  int root = -1;            // world rank, -1 when not given
-  int64_t count = -1;       // -1: derived from the buffer's size
-  int dtype = 0;            // index into World::dtypes
-  int redop = 0;            // index into World::redops
-  int stream = 0;           // index into World::streams; 0 is `main`
-  std::string mpi_call;     // call=NAME: the MPI function of a collective (issue 26); empty: not said
+  int peer = -1;                      // send/recv, world rank
+  bool any_source = false;            // recv from whichever member sends first (MPI_ANY_SOURCE); `peer` is -1
+  int64_t tag = 0;                    // send/recv (mpi): the message tag; kAnyTag for a receive's MPI_ANY_TAG
+  bool buffered = false;              // send mode=buffered (mpi): the message is copied out and the send returns
+  WinMode win_mode = WinMode::Plain;  // MPI window calls: a shared lock, a local flush, a fence's NOSUCCEED
+  int root = -1;                      // world rank, -1 when not given
+  int64_t count = -1;                 // -1: derived from the buffer's size
+  int dtype = 0;                      // index into World::dtypes
+  int redop = 0;                      // index into World::redops
+  int stream = 0;                     // index into World::streams; 0 is `main`
+  std::string mpi_call;               // call=NAME: the MPI function of a collective (issue 26); empty: not said
   // config=NAME: the per-collective configuration (ncclCollConfig_t, NCCL 2.31+) of an nccl*Config call;
   // every rank must pass the same one (issue 36). Empty: the plain call (config == NULL).
   std::string coll_config;

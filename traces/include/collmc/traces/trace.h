@@ -103,22 +103,23 @@ struct Call {
   uint64_t bytes = 0;       // alloc / register size (0: unknown)
   uint64_t address = 0;     // register: the device address registered, when the source has it (0: unknown)
   std::optional<uint64_t> count;
-  std::string dtype;           // scenario dtype name (float32, bfloat16, ...); empty: unknown
-  std::string redop;           // sum | prod | max | min | avg; empty: unknown or not a reduction
-  std::string mpi_call;        // MPI collectives: the function without "MPI_" (`call=`); empty: not MPI
-  std::string coll_config;     // NCCL 2.31 nccl*Config: the per-collective config's name (`config=`); empty: none
-  std::optional<int> root;     // world rank
-  std::optional<int> peer;     // world rank
-  bool any_source = false;     // recv: MPI_ANY_SOURCE, matched by whichever sender comes (`recv COMM any BUF`)
-  bool buffered = false;       // MPI send in buffered mode (MPI_Bsend, MPI_Ibsend): completes locally (`mode=buffered`)
-  std::optional<int64_t> tag;  // MPI send/recv: the message tag, kTraceAnyTag for MPI_ANY_TAG (`tag=`)
-  std::string stream;          // stream name; empty: the default stream ("main")
-  std::string key;             // store_set / store_wait / host_barrier: the host store key
-  std::vector<int> members;    // host_barrier: the world ranks it waits for (empty: every rank)
-  bool symmetric = true;       // window register flag: NCCL_WIN_COLL_SYMMETRIC or not
-  std::optional<int64_t> seq;  // the source's sequence number (record_id, opCount, line order)
-  std::string origin;          // where it came from, for comments: "rank0.pkl entry 12", "log:123"
-  std::string detail;          // free text for comments (profiling name, unknown call name, ...)
+  std::string dtype;        // scenario dtype name (float32, bfloat16, ...); empty: unknown
+  std::string redop;        // sum | prod | max | min | avg; empty: unknown or not a reduction
+  std::string mpi_call;     // MPI collectives: the function without "MPI_" (`call=`); empty: not MPI
+  std::string coll_config;  // NCCL 2.31 nccl*Config: the per-collective config's name (`config=`); empty: none
+  std::optional<int> root;  // world rank
+  std::optional<int> peer;  // world rank
+  bool any_source = false;  // recv: MPI_ANY_SOURCE, matched by whichever sender comes (`recv COMM any BUF`)
+  bool buffered = false;    // MPI send in buffered mode (MPI_Bsend, MPI_Ibsend): completes locally (`mode=buffered`)
+  model::WinMode win_mode = model::WinMode::Plain;  // MPI window calls: a shared lock, a local flush, NOSUCCEED
+  std::optional<int64_t> tag;              // MPI send/recv: the message tag, kTraceAnyTag for MPI_ANY_TAG (`tag=`)
+  std::string stream;                      // stream name; empty: the default stream ("main")
+  std::string key;                         // store_set / store_wait / host_barrier: the host store key
+  std::vector<int> members;                // host_barrier: the world ranks it waits for (empty: every rank)
+  bool symmetric = true;                   // window register flag: NCCL_WIN_COLL_SYMMETRIC or not
+  std::optional<int64_t> seq;              // the source's sequence number (record_id, opCount, line order)
+  std::string origin;                      // where it came from, for comments: "rank0.pkl entry 12", "log:123"
+  std::string detail;                      // free text for comments (profiling name, unknown call name, ...)
   std::optional<model::MpiRule> mpi_rule;  // an MPI usage error (CallKind::MpiError): the rule it breaks
   uint64_t time_ns = 0;                    // entry time when known (0: unknown)
   uint64_t return_ns = 0;  // return time, on the clock of time_ns, when the reader keeps it (0: unknown)
