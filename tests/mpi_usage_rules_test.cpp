@@ -479,6 +479,78 @@ TEST(MpiUsageRules, ANullTypeOfAVCollectiveIsWrittenWhateverItsCount) {
   EXPECT_EQ(verdict(named), collmc::model::Verdict::Safe) << named;
 }
 
+// A v-collective's sides as the recorder writes them (count -1; `v_send_*` and `v_recv_*`: each side's type and
+// its least and greatest count). MPI matches each pair's send and receive signatures (MPI 4.1 sec. 6.7, 6.8),
+// not one count across the ranks.
+std::string v_sides(const std::string& send_type, int send_min, int send_max, const std::string& recv_type,
+                    int recv_min, int recv_max) {
+  return R"("comm":"0x10","count":-1,"dtype":")" + send_type + R"(","v_send_dtype":")" + send_type +
+         R"(","v_send_min":)" + std::to_string(send_min) + R"(,"v_send_max":)" + std::to_string(send_max) +
+         R"(,"v_recv_dtype":")" + recv_type + R"(","v_recv_min":)" + std::to_string(recv_min) + R"(,"v_recv_max":)" +
+         std::to_string(recv_max);
+}
+
+// MBI's ParamMatching_Data_Allgatherv_nok: odd ranks pass MPI_FLOAT, even ranks MPI_INT, one element each: rank
+// 0's int is received as a float. Found again (the import wrote `dtype=any` for any count of -1); the same
+// types with counts that differ by rank (rank r sends r + 1 elements, every rank receives 1 and 2) are legal.
+TEST(MpiUsageRules, AVCollectivesTypesAreComparedAcrossRanksNotItsCounts) {
+  auto run = [](const std::string& call, bool float_on_odd, bool counts_differ) {
+    std::vector<Process> ps;
+    for (int r = 0; r < 2; ++r) {
+      Process p(r, 2);
+      const std::string type = float_on_odd && r % 2 == 1 ? "MPI_FLOAT" : "MPI_INT";
+      const int send = counts_differ ? r + 1 : 1;
+      const std::string in = call == "MPI_Allgatherv" ? v_sides(type, send, send, type, 1, counts_differ ? 2 : 1)
+                                                      : v_sides(type, 1, counts_differ ? 2 : 1, type, 1, 2);
+      p.call(call, in);
+      p.call("MPI_Finalize", "");
+      ps.push_back(p);
+    }
+    return scenario(ps);
+  };
+  for (const std::string call : {"MPI_Allgatherv", "MPI_Alltoallv"}) {
+    const std::string wrong = run(call, true, false);
+    EXPECT_NE(wrong.find("dtype=float32"), std::string::npos) << wrong;
+    EXPECT_EQ(verdict(wrong), collmc::model::Verdict::Mismatch) << wrong;
+    const std::string fine = run(call, false, true);
+    EXPECT_NE(fine.find("dtype=int32"), std::string::npos) << fine;
+    EXPECT_EQ(fine.find("count="), std::string::npos) << fine;  // a v-collective has no one count
+    EXPECT_EQ(verdict(fine), collmc::model::Verdict::Safe) << fine;
+  }
+}
+
+// A pair with a zero count exchanges nothing, so its types are not matched: an MPI_Alltoallv where rank 0
+// sends floats and receives ints and rank 1 the reverse is legal when neither sends to itself (a zero count
+// there). With every count above zero the same types break each rank's pair with itself.
+TEST(MpiUsageRules, AVCollectiveWithAZeroCountLeavesItsTypesUncompared) {
+  auto run = [](int self_count) {
+    std::vector<Process> ps;
+    for (int r = 0; r < 2; ++r) {
+      Process p(r, 2);
+      const std::string send = r == 0 ? "MPI_FLOAT" : "MPI_INT", recv = r == 0 ? "MPI_INT" : "MPI_FLOAT";
+      p.call("MPI_Alltoallv", v_sides(send, self_count, 2, recv, self_count, 2));
+      p.call("MPI_Finalize", "");
+      ps.push_back(p);
+    }
+    return scenario(ps);
+  };
+  const std::string legal = run(0);
+  EXPECT_NE(legal.find("dtype=any"), std::string::npos) << legal;
+  EXPECT_EQ(verdict(legal), collmc::model::Verdict::Safe) << legal;
+  const std::string wrong = run(2);
+  EXPECT_EQ(verdict(wrong), collmc::model::Verdict::Mismatch) << wrong;
+  // A trace of a recorder that wrote no sides (older traces): nothing compared, as before.
+  std::vector<Process> old;
+  for (int r = 0; r < 2; ++r) {
+    Process p(r, 2);
+    p.call("MPI_Allgatherv",
+           std::string(R"("comm":"0x10","count":-1,"dtype":")") + (r == 0 ? "MPI_INT" : "MPI_FLOAT") + "\"");
+    p.call("MPI_Finalize", "");
+    old.push_back(p);
+  }
+  EXPECT_EQ(verdict(scenario(old)), collmc::model::Verdict::Safe) << scenario(old);
+}
+
 TEST(MpiUsageRules, BlockingAndNonblockingCollectivesOfOneKindMismatch) {
   std::vector<Process> ps;
   for (int r = 0; r < 2; ++r) {

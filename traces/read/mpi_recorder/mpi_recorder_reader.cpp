@@ -300,6 +300,32 @@ class MpiAssembler {
     return message_form(string_or(l, (prefix + "dtype").c_str()), string_or(l, (prefix + "dtype_sig").c_str()),
                         int_or(l, count_key, -1));
   }
+  // A v-collective's message (the recorder writes count -1 and each side MPI reads here, `v_send_*` and
+  // `v_recv_*`: the type and the least and greatest count). MPI matches the type signature of each pair of
+  // ranks, sender's against receiver's, never one count across the ranks (MPI 4.1 sec. 6.5-6.8): the
+  // counts differ legally. When a rank's every count is above zero, it exchanges data with every rank it
+  // pairs with (all of them, itself included; a rooted call's other ranks with the root), and a signature
+  // that is a power of a type's shortest unit is a power of no other unit: each such pair then needs the two
+  // ranks' units equal, so that unit is written as the dtype, with no count, and the checker compares it
+  // across the ranks (`dtype A and B`). A rank whose two sides' units differ breaks its pair with itself;
+  // its send side is written. A zero count exchanges nothing and leaves that rank's types unmatched (a rank
+  // may send floats to the others and receive ints from them): `any` then, as in older traces without sides.
+  MessageForm v_message(const RecorderLine* l) const {
+    std::optional<MessageForm> unit;
+    bool compared = true;
+    for (const std::string side : {"v_send_", "v_recv_"}) {
+      if (field(l, (side + "min").c_str()) == nullptr) continue;
+      MessageForm f =
+          message_form(string_or(l, (side + "dtype").c_str()), string_or(l, (side + "dtype_sig").c_str()), 1);
+      if (f.dtype == "null") return f;  // the program's erroneous argument, judged whatever the counts
+      // A zero count, or a type the trace cannot say (MPI_PACKED matches any signature): not compared.
+      if (int_or(l, (side + "min").c_str(), 0) <= 0 || f.dtype == "any") compared = false;
+      f.count.reset();
+      if (!unit) unit = f;
+    }
+    if (!unit || !compared) return {};
+    return *unit;
+  }
   static void set_message(Call& c, const MessageForm& m) {
     c.dtype = m.dtype;
     c.count = m.count;
@@ -729,7 +755,9 @@ class MpiAssembler {
           // makes the send side ignored); on an intercommunicator the two groups pass different ones (a root
           // group sends, the other receives): not compared.
           if (!is_inter(c.comm))
-            set_message(c, message(in, "", "count"));
+            set_message(c, int_or(in, "count", -1) < 0 && string_or(in, "dtype") != "MPI_DATATYPE_NULL"
+                               ? v_message(in)
+                               : message(in, "", "count"));
           else
             c.dtype = "any";
         }

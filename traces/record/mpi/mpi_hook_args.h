@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <utility>
 
 #include "call_record.h"
@@ -352,6 +353,44 @@ inline void init_out(JsonLine& line, int result) {
 
 inline constexpr int kNotRooted = INT32_MIN;
 
+// One side (send or receive) of a v-collective as MPI reads it on this rank: its type and the least and the
+// greatest of its counts. MPI matches the type signature of each pair of ranks (MPI 4.1 sec. 6.5-6.8), and a
+// pair with a zero count exchanges nothing, so the reader needs to know whether a count is zero; the counts
+// themselves (one per rank of the comm) are not written.
+struct VSide {
+  bool read = false;  // false: MPI ignores this side here (MPI_IN_PLACE, the receive side of a non-root)
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  int64_t min = 0, max = 0;
+  static VSide one(MPI_Datatype type, int count) { return {true, type, count, count}; }
+  static VSide all(MPI_Datatype type, const int counts[], int n) {
+    VSide side{true, type, 0, 0};
+    for (int i = 0; i < n && counts != nullptr; ++i) {
+      side.min = i == 0 ? counts[i] : std::min<int64_t>(side.min, counts[i]);
+      side.max = i == 0 ? counts[i] : std::max<int64_t>(side.max, counts[i]);
+    }
+    return side;
+  }
+  void write(JsonLine& line, const char* prefix) const {
+    if (!read) return;
+    const std::string p = prefix;
+    dtype(line, (p + "dtype").c_str(), type, (p + "dtype_sig").c_str());
+    line.i64((p + "min").c_str(), min).i64((p + "max").c_str(), max);
+  }
+};
+
+// The ranks a v-collective's count arrays have (the remote group's on an intercommunicator), and this rank.
+inline int comm_peers(MPI_Comm comm) {
+  int inter = 0, n = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS) return 0;
+  if ((inter != 0 ? PMPI_Comm_remote_size(comm, &n) : PMPI_Comm_size(comm, &n)) != MPI_SUCCESS) return 0;
+  return n;
+}
+inline int comm_rank(MPI_Comm comm) {
+  int rank = -1;
+  if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return -1;
+  return rank;
+}
+
 // Collective arguments shared by the blocking and nonblocking forms.
 struct Coll {
   MPI_Comm comm;
@@ -360,14 +399,75 @@ struct Coll {
   const MPI_Op* reduce_op;  // null: not a reduction
   int root;                 // kNotRooted: not rooted (a rooted call's root is written as given, even -1)
   bool in_place = false;    // MPI_IN_PLACE: count and type are the ones MPI reads (MPI 4.1 sec. 6.5-6.8)
+  VSide vsend{}, vrecv{};   // a v-collective's sides ("v_send_*", "v_recv_*")
   void write(JsonLine& line) const {
     handle(line, "comm", comm).i64("count", count);
     dtype(line, "dtype", type, "dtype_sig");
     if (in_place) line.i64("in_place", 1);
     if (reduce_op != nullptr) op(line, *reduce_op);
     if (root != kNotRooted) line.i64("root", root);
+    vsend.write(line, "v_send_");
+    vrecv.write(line, "v_recv_");
   }
 };
+
+// The v-collectives' arguments, each side as MPI reads it on this rank (MPI 4.1 sec. 6.5, 6.6, 6.7, 6.8). On
+// MPI_COMM_NULL nothing is asked of the comm (the call is erroneous; MPI's error handler would stop the run
+// before its line is written).
+inline bool is_inter(MPI_Comm comm) {
+  int inter = 0;
+  return PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter != 0;
+}
+inline Coll allgatherv_args(MPI_Comm comm, const void* s, int scount, MPI_Datatype stype, const int rcounts[],
+                            MPI_Datatype rtype) {
+  const bool ip = s == MPI_IN_PLACE;  // this rank's part is rcounts[rank] of rtype, in place in the receive buffer
+  Coll c{comm, -1, ip ? rtype : stype, nullptr, kNotRooted, ip};
+  if (comm == MPI_COMM_NULL) return c;
+  const int n = comm_peers(comm), me = comm_rank(comm);
+  if (!ip)
+    c.vsend = VSide::one(stype, scount);
+  else if (rcounts != nullptr && me >= 0 && me < n)
+    c.vsend = VSide::one(rtype, rcounts[me]);
+  c.vrecv = VSide::all(rtype, rcounts, n);
+  return c;
+}
+inline Coll alltoallv_args(MPI_Comm comm, const void* s, const int scounts[], MPI_Datatype stype, const int rcounts[],
+                           MPI_Datatype rtype) {
+  const bool ip = s == MPI_IN_PLACE;  // sent from the receive buffer, as rcounts and rtype say (sec. 6.8)
+  Coll c{comm, -1, ip ? rtype : stype, nullptr, kNotRooted, ip};
+  if (comm == MPI_COMM_NULL) return c;
+  const int n = comm_peers(comm);
+  c.vsend = ip ? VSide::all(rtype, rcounts, n) : VSide::all(stype, scounts, n);
+  c.vrecv = VSide::all(rtype, rcounts, n);
+  return c;
+}
+// Gatherv: every rank sends, the root alone receives (on an intercommunicator the root group's MPI_ROOT
+// receives, the other group sends); the root's MPI_IN_PLACE leaves its own part where it is.
+inline Coll gatherv_args(MPI_Comm comm, const void* s, int scount, MPI_Datatype stype, const int rcounts[],
+                         MPI_Datatype rtype, int root) {
+  const bool ip = s == MPI_IN_PLACE;
+  Coll c{comm, -1, ip ? rtype : stype, nullptr, root, ip};
+  if (comm == MPI_COMM_NULL) return c;
+  const bool inter = is_inter(comm);
+  const bool receives = inter ? root == MPI_ROOT : root == comm_rank(comm);
+  const bool sends = inter ? root != MPI_ROOT && root != MPI_PROC_NULL : !ip;
+  if (sends) c.vsend = VSide::one(stype, scount);
+  if (receives) c.vrecv = VSide::all(rtype, rcounts, comm_peers(comm));
+  return c;
+}
+// Scatterv: the root alone sends, every rank receives (the root's MPI_IN_PLACE: its own part stays put).
+inline Coll scatterv_args(MPI_Comm comm, const int scounts[], MPI_Datatype stype, const void* r, int rcount,
+                          MPI_Datatype rtype, int root) {
+  const bool ip = r == MPI_IN_PLACE;
+  Coll c{comm, -1, ip ? stype : rtype, nullptr, root, ip};
+  if (comm == MPI_COMM_NULL) return c;
+  const bool inter = is_inter(comm);
+  const bool sends = inter ? root == MPI_ROOT : root == comm_rank(comm);
+  const bool receives = inter ? root != MPI_ROOT && root != MPI_PROC_NULL : !ip;
+  if (sends) c.vsend = VSide::all(stype, scounts, comm_peers(comm));
+  if (receives) c.vrecv = VSide::one(rtype, rcount);
+  return c;
+}
 
 inline int blocking(const char* name, const Coll& c, auto&& call) {
   return recorded(

@@ -297,8 +297,7 @@ int MPI_Allgather(const void* s, int scount, MPI_Datatype stype, void* r, int rc
 }
 int MPI_Allgatherv(const void* s, int scount, MPI_Datatype stype, void* r, const int rcounts[], const int displs[],
                    MPI_Datatype rtype, MPI_Comm comm) {
-  const bool ip = s == MPI_IN_PLACE;
-  return blocking("MPI_Allgatherv", {comm, -1, ip ? rtype : stype, nullptr, kNotRooted, ip},
+  return blocking("MPI_Allgatherv", allgatherv_args(comm, s, scount, stype, rcounts, rtype),
                   [&] { return PMPI_Allgatherv(s, scount, stype, r, rcounts, displs, rtype, comm); });
 }
 int MPI_Gather(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype, int root,
@@ -309,8 +308,7 @@ int MPI_Gather(const void* s, int scount, MPI_Datatype stype, void* r, int rcoun
 }
 int MPI_Gatherv(const void* s, int scount, MPI_Datatype stype, void* r, const int rcounts[], const int displs[],
                 MPI_Datatype rtype, int root, MPI_Comm comm) {
-  const bool ip = s == MPI_IN_PLACE;
-  return blocking("MPI_Gatherv", {comm, -1, ip ? rtype : stype, nullptr, root, ip},
+  return blocking("MPI_Gatherv", gatherv_args(comm, s, scount, stype, rcounts, rtype, root),
                   [&] { return PMPI_Gatherv(s, scount, stype, r, rcounts, displs, rtype, root, comm); });
 }
 int MPI_Scatter(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype, int root,
@@ -321,8 +319,7 @@ int MPI_Scatter(const void* s, int scount, MPI_Datatype stype, void* r, int rcou
 }
 int MPI_Scatterv(const void* s, const int scounts[], const int displs[], MPI_Datatype stype, void* r, int rcount,
                  MPI_Datatype rtype, int root, MPI_Comm comm) {
-  const bool ip = r == MPI_IN_PLACE;
-  return blocking("MPI_Scatterv", {comm, -1, ip ? stype : rtype, nullptr, root, ip},
+  return blocking("MPI_Scatterv", scatterv_args(comm, scounts, stype, r, rcount, rtype, root),
                   [&] { return PMPI_Scatterv(s, scounts, displs, stype, r, rcount, rtype, root, comm); });
 }
 int MPI_Alltoall(const void* s, int scount, MPI_Datatype stype, void* r, int rcount, MPI_Datatype rtype,
@@ -333,8 +330,7 @@ int MPI_Alltoall(const void* s, int scount, MPI_Datatype stype, void* r, int rco
 }
 int MPI_Alltoallv(const void* s, const int scounts[], const int sdispls[], MPI_Datatype stype, void* r,
                   const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm) {
-  const bool ip = s == MPI_IN_PLACE;
-  return blocking("MPI_Alltoallv", {comm, -1, ip ? rtype : stype, nullptr, kNotRooted, ip},
+  return blocking("MPI_Alltoallv", alltoallv_args(comm, s, scounts, stype, rcounts, rtype),
                   [&] { return PMPI_Alltoallv(s, scounts, sdispls, stype, r, rcounts, rdispls, rtype, comm); });
 }
 
@@ -401,26 +397,22 @@ int MPI_Ireduce_scatter(const void* s, void* r, const int counts[], MPI_Datatype
 }
 int MPI_Iallgatherv(const void* s, int scount, MPI_Datatype stype, void* r, const int rcounts[], const int displs[],
                     MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
-  const bool ip = s == MPI_IN_PLACE;
-  return nonblocking("MPI_Iallgatherv", {comm, -1, ip ? rtype : stype, nullptr, kNotRooted, ip}, req,
+  return nonblocking("MPI_Iallgatherv", allgatherv_args(comm, s, scount, stype, rcounts, rtype), req,
                      [&] { return PMPI_Iallgatherv(s, scount, stype, r, rcounts, displs, rtype, comm, req); });
 }
 int MPI_Igatherv(const void* s, int scount, MPI_Datatype stype, void* r, const int rcounts[], const int displs[],
                  MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
-  const bool ip = s == MPI_IN_PLACE;
-  return nonblocking("MPI_Igatherv", {comm, -1, ip ? rtype : stype, nullptr, root, ip}, req,
+  return nonblocking("MPI_Igatherv", gatherv_args(comm, s, scount, stype, rcounts, rtype, root), req,
                      [&] { return PMPI_Igatherv(s, scount, stype, r, rcounts, displs, rtype, root, comm, req); });
 }
 int MPI_Iscatterv(const void* s, const int scounts[], const int displs[], MPI_Datatype stype, void* r, int rcount,
                   MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Request* req) {
-  const bool ip = r == MPI_IN_PLACE;
-  return nonblocking("MPI_Iscatterv", {comm, -1, ip ? stype : rtype, nullptr, root, ip}, req,
+  return nonblocking("MPI_Iscatterv", scatterv_args(comm, scounts, stype, r, rcount, rtype, root), req,
                      [&] { return PMPI_Iscatterv(s, scounts, displs, stype, r, rcount, rtype, root, comm, req); });
 }
 int MPI_Ialltoallv(const void* s, const int scounts[], const int sdispls[], MPI_Datatype stype, void* r,
                    const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Request* req) {
-  const bool ip = s == MPI_IN_PLACE;
-  return nonblocking("MPI_Ialltoallv", {comm, -1, ip ? rtype : stype, nullptr, kNotRooted, ip}, req, [&] {
+  return nonblocking("MPI_Ialltoallv", alltoallv_args(comm, s, scounts, stype, rcounts, rtype), req, [&] {
     return PMPI_Ialltoallv(s, scounts, sdispls, stype, r, rcounts, rdispls, rtype, comm, req);
   });
 }
