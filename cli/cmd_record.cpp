@@ -4,7 +4,6 @@
 // with a recorder preloaded (libcollmc_record.so for NCCL, libcollmc_record_mpi.so for MPI programs), so
 // every process it starts writes DIR/collmc-trace.<host>.<pid>.jsonl; then lists the files written and
 // exits as the program did. Under mpirun the preload is handed to every rank (Open MPI: `-x`).
-#include <elf.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +22,7 @@
 #include <set>
 
 #include "cli_common.h"
+#include "collmc/traces/record_launch.h"
 #include "collmc/traces/recorder_reader.h"
 #include "collmc/watch/job_control.h"
 #include "collmc/watch/watcher.h"
@@ -33,6 +33,9 @@ namespace collmc::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using traces::is_mpi_launcher;
+using traces::needed_libraries;
+using traces::on_path;
 
 enum class RecorderKind { Nccl, Mpi };
 
@@ -87,66 +90,6 @@ std::string find_torch_shim_boot() {
     if (fs::is_regular_file(boot / "sitecustomize.py", ec)) return fs::weakly_canonical(boot, ec).string();
   }
   return "";
-}
-
-// `name` as execvp would find it, or "" when it is not there.
-fs::path on_path(const std::string& name) {
-  if (name.find('/') != std::string::npos) return fs::exists(name) ? fs::path(name) : fs::path();
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    size_t colon = dirs.find(':', start);
-    std::string dir = dirs.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-    fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
-    std::error_code ec;
-    if (fs::is_regular_file(candidate, ec) && access(candidate.c_str(), X_OK) == 0) return candidate;
-    if (colon == std::string::npos) break;
-    start = colon + 1;
-  }
-  return {};
-}
-
-// The DT_NEEDED names of a 64-bit ELF file (empty for anything else: a script, a 32-bit program).
-std::vector<std::string> needed_libraries(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::vector<std::string> out;
-  if (bytes.size() < sizeof(Elf64_Ehdr) ||
-      bytes.compare(0, 4,
-                    "\x7f"
-                    "ELF") != 0 ||
-      bytes[EI_CLASS] != ELFCLASS64)
-    return out;
-  Elf64_Ehdr eh;
-  std::memcpy(&eh, bytes.data(), sizeof eh);
-  auto section = [&](size_t i) {
-    Elf64_Shdr sh{};
-    const size_t at = eh.e_shoff + i * sizeof(Elf64_Shdr);
-    if (at + sizeof sh <= bytes.size()) std::memcpy(&sh, bytes.data() + at, sizeof sh);
-    return sh;
-  };
-  for (size_t i = 0; i < eh.e_shnum; ++i) {
-    Elf64_Shdr dyn = section(i);
-    if (dyn.sh_type != SHT_DYNAMIC || dyn.sh_link >= eh.e_shnum) continue;
-    Elf64_Shdr str = section(dyn.sh_link);
-    for (size_t at = dyn.sh_offset;
-         at + sizeof(Elf64_Dyn) <= std::min<size_t>(bytes.size(), dyn.sh_offset + dyn.sh_size);
-         at += sizeof(Elf64_Dyn)) {
-      Elf64_Dyn d;
-      std::memcpy(&d, bytes.data() + at, sizeof d);
-      if (d.d_tag == DT_NULL) break;
-      const size_t name_at = str.sh_offset + d.d_un.d_val;
-      if (d.d_tag == DT_NEEDED && name_at < bytes.size()) out.emplace_back(bytes.c_str() + name_at);
-    }
-  }
-  return out;
-}
-
-bool is_mpi_launcher(const std::string& program) {
-  const std::string base = fs::path(program).filename().string();
-  return base == "mpirun" || base == "mpiexec" || base == "orterun" || base == "prterun" ||
-         base.rfind("mpirun.", 0) == 0 || base.rfind("mpiexec.", 0) == 0;
 }
 
 // An MPI program: started by an MPI launcher, or linked with libmpi.
@@ -257,10 +200,11 @@ int cmd_record(const std::vector<std::string>& args) {
       "record into a DIR that is not empty, keeping its trace files: for the ranks of one run started one by one")(
       "recorder", po::value<std::string>()->default_value("auto")->value_name("KIND"),
       "auto (mpi for a program started by mpirun/mpiexec or linked with libmpi, else nccl), nccl or mpi")(
-      "openmp-runtime", po::value<std::string>()->value_name("LIB"),
+      "openmp-runtime", po::value<std::string>()->value_name("LIB|none"),
       "preload the OpenMP runtime LIB (LLVM's libomp.so, which also implements gcc's GOMP_* calls) into the "
       "program: the MPI recorder records its threads' OpenMP synchronization through OMPT, which gcc's libgomp "
-      "lacks, so a program built with gcc -fopenmp gets its threads ordered by it (docs/TRACES.md, \"OpenMP "
+      "lacks. Without it an MPI program linked to libgomp (gcc -fopenmp) gets the installed LLVM libomp.so.5 "
+      "(/usr/lib/llvm-*/lib, /usr/lib/<multiarch>); none: never preload one (docs/TRACES.md, \"OpenMP "
       "threads\")")(
       "time-limit", po::value<double>()->value_name("S"),
       "stop the program (SIGTERM to its process group, SIGKILL 2 s later) after S seconds and exit 124: the "
@@ -303,12 +247,15 @@ int cmd_record(const std::vector<std::string>& args) {
       throw po::error("--hang-after must be a positive number of seconds");
   }
   const bool watching = vm.count("watch") || vm.count("on-hang") || vm.count("watch-html");
-  std::string openmp_runtime;
-  if (vm.count("openmp-runtime")) {
-    openmp_runtime = fs::absolute(vm["openmp-runtime"].as<std::string>()).string();
-    if (!fs::is_regular_file(openmp_runtime))
-      throw po::error("--openmp-runtime: no such library file: " + openmp_runtime);
+  // The OMPT tool is the MPI recorder's: a program recorded by the NCCL recorder gets no runtime unless told.
+  traces::OpenMpRuntime omp;
+  try {
+    const std::string given = vm.count("openmp-runtime") ? vm["openmp-runtime"].as<std::string>() : "";
+    if (kind == RecorderKind::Mpi || !given.empty()) omp = traces::choose_openmp_runtime(given, program);
+  } catch (const std::invalid_argument& e) {
+    throw po::error(e.what());
   }
+  const std::string& openmp_runtime = omp.library;
   const OnHang on_hang = vm.count("on-hang") ? parse_on_hang(vm["on-hang"].as<std::string>()) : OnHang{};
   const bool watched = time_limit > 0 || hang_after > 0 || watching;
 
@@ -353,7 +300,11 @@ int cmd_record(const std::vector<std::string>& args) {
   if (forward_with_x && !shim.empty()) program.insert(program.begin() + 1, {"-x", "PYTHONPATH=" + pythonpath});
   std::cerr << "collmc record: " << (kind == RecorderKind::Mpi ? "MPI" : "NCCL") << " recorder " << recorder
             << (forward_with_x ? " (handed to every rank with mpirun -x)" : "")
-            << (shim.empty() ? "" : "; torch shim " + shim) << "\n";
+            << (shim.empty() ? "" : "; torch shim " + shim)
+            << (!openmp_runtime.empty() ? "; OpenMP runtime " + openmp_runtime + " (" + omp.reason + ")"
+                : !omp.reason.empty()   ? "; no OpenMP runtime preloaded (" + omp.reason + ")"
+                                        : "")
+            << "\n";
 
   // Like system(3): the program gets the terminal's signals and collmc waits for it; SIGINT and
   // SIGTERM that reach collmc are passed on (forward_signal) and the run is reported as interrupted.

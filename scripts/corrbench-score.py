@@ -90,7 +90,8 @@ def run_one(args, name, path, expect, np=None):
     else:
         traces = os.path.join(work, "traces")
         # --openmp-runtime: a gcc build runs on LLVM's libomp, whose OMPT interface records the threads'
-        # synchronization (docs/TRACES.md, "OpenMP threads"); without it gcc's libgomp records none.
+        # synchronization (docs/TRACES.md, "OpenMP threads"); without it collmc record preloads the installed
+        # libomp itself (the program links gcc's libgomp, which records none); "none": gcc's libgomp as it is.
         runtime = ["--openmp-runtime", args.openmp_runtime] if args.openmp_runtime else []
         rec = subprocess.run([args.collmc, "record", "--out", traces, "--time-limit", str(args.time_limit),
                               "--hang-after", str(args.hang_after)] + runtime +
@@ -178,7 +179,8 @@ def main():
                          "memory it gave MPI (scripts/mpicc-loads-stores.sh; the recorder beside --collmc)")
     ap.add_argument("--openmp-runtime", metavar="LIB",
                     help="LLVM's libomp.so.5 for `collmc record --openmp-runtime` (gcc builds: the OpenMP threads' "
-                         "synchronization recorded through OMPT)")
+                         "synchronization recorded through OMPT; without it collmc record preloads the installed "
+                         "one itself), or none: the threads of a gcc build as one body per process")
     ap.add_argument("--time-limit", type=float, default=20)
     ap.add_argument("--hang-after", type=float, default=5)
     ap.add_argument("--check-limit", type=float, default=30)

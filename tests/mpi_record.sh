@@ -46,8 +46,14 @@ cases=(
   "omp:omp_free_after_barrier 2 safe completes ordered by their recorded OpenMP synchronization"
   "omp:omp_free_unordered 2 usage_error completes already destroyed"
   "gomp:omp_free_after_barrier 2 safe completes no thread synchronization recorded"
-  # gcc's build again, recorded with LLVM's libomp preloaded (--openmp-runtime): its OMPT records the threads
-  "libomp:omp_free_after_barrier 2 safe completes ordered by their recorded OpenMP synchronization"
+  # gcc's build again, with no flag: collmc record preloads the installed LLVM libomp (the program links
+  # libgomp), whose OMPT records the threads; libompflag: the runtime named by --openmp-runtime LIB
+  "libomp:omp_free_after_barrier 2 safe completes recorded through OMPT by LLVM"
+  "libompflag:omp_free_after_barrier 2 safe completes ordered by their recorded OpenMP synchronization"
+  # v-collectives: each pair's type signatures matched, the counts differ by rank (safe); wrongtype: odd
+  # ranks pass MPI_FLOAT to an MPI_Allgatherv where even ranks pass MPI_INT (MBI's ParamMatching_Data_*v)
+  "vcoll_types 3 safe completes dtype=int32 call=Alltoallv"
+  "wrongtype:vcoll_types 2 mismatch completes dtype int32 and float32"
   # lsomp: the program's loads and stores recorded too; lsompord: the same program built with -DORDERED
   "lsomp:omp_remote_load_race 2 usage_error completes a data race"
   "lsompord:omp_remote_load_race 2 safe completes checked against RMA transfers in flight"
@@ -62,15 +68,19 @@ for c in "${cases[@]}"; do
   case $how in
     ls) mpicc=("$src/scripts/mpicc-loads-stores.sh" "$(dirname "$collmc")") ;;
     omp) mpicc=(env OMPI_CC=clang MPICH_CC=clang mpicc -fopenmp) ;;
-    gomp | libomp) mpicc=(env OMPI_CC=gcc MPICH_CC=gcc mpicc -fopenmp) ;;
+    gomp | libomp | libompflag) mpicc=(env OMPI_CC=gcc MPICH_CC=gcc mpicc -fopenmp) ;;
+    wrongtype) mpicc=(mpicc -DWRONG_TYPE) ;;
     lsomp) mpicc=("$src/scripts/mpicc-loads-stores.sh" "$(dirname "$collmc")" -fopenmp) ;;
     lsompord) mpicc=("$src/scripts/mpicc-loads-stores.sh" "$(dirname "$collmc")" -fopenmp -DORDERED) ;;
   esac
   record_args=()
-  if [ "$how" = libomp ]; then
-    [ -n "$libomp" ] || { echo "skip $prog ($how): no LLVM libomp.so.5 on this machine"; continue; }
-    record_args=(--openmp-runtime "$libomp")
-  fi
+  case $how in
+    gomp) record_args=(--openmp-runtime none) ;;  # gcc's libgomp as it is: no OMPT
+    libomp | libompflag)
+      [ -n "$libomp" ] || { echo "skip $prog ($how): no LLVM libomp.so.5 on this machine"; continue; }
+      [ "$how" = libompflag ] && record_args=(--openmp-runtime "$libomp")
+      ;;
+  esac
   dir=$work/$prog-$how
   mkdir -p "$dir"
   if ! "${mpicc[@]}" -O1 -o "$dir/$prog" "$src/tests/mpi_programs/$prog.c" 2>"$dir/cc.log"; then
@@ -90,6 +100,10 @@ for c in "${cases[@]}"; do
   fi
   if [ "$run" = completes ] && [ $rc -ne 0 ]; then
     echo "FAIL $prog: expected the run to complete, got $rc"; cat "$dir/record.log"; failures=$((failures + 1)); continue
+  fi
+  # Without the flag, record chose the runtime itself and says so.
+  if [ "$how" = libomp ] && ! grep -q "OpenMP runtime $libomp ($prog links gcc's libgomp" "$dir/record.log"; then
+    echo "FAIL $prog: record did not say it preloaded $libomp"; cat "$dir/record.log"; failures=$((failures + 1)); continue
   fi
   if ! "$collmc" trace import "$dir/traces" -o "$dir/$prog.cmc" >"$dir/import.log" 2>&1; then
     echo "FAIL $prog: import failed"; cat "$dir/import.log"; failures=$((failures + 1)); continue

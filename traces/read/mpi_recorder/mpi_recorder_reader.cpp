@@ -14,6 +14,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "collmc/traces/recorder_reader.h"
+#include "message_form.h"
 #include "mpi_calls.h"
 #include "mpi_usage_rules.h"
 #include "thread_order.h"
@@ -29,118 +30,6 @@ constexpr int64_t kMaxWorld = 4096;
 
 // Lowercase hex digits without a prefix, as the recorder writes addresses after its "0x".
 std::string hex(uint64_t v) { return absl::StrCat(absl::Hex(v)); }
-
-// MPI's predefined datatypes that the language names; any other predefined type is `mpi_<name>` (compared by
-// name only), MPI_PACKED and what cannot be said `any` (never compared: MPI 4.1 sec. 3.3.1, 5.2.2).
-std::string language_dtype(const std::string& mpi) {
-  static const std::map<std::string, std::string> names = {
-      {"MPI_INT", "int32"},           {"MPI_INT32_T", "int32"},       {"MPI_UNSIGNED", "uint32"},
-      {"MPI_UINT32_T", "uint32"},     {"MPI_LONG", "int64"},          {"MPI_LONG_LONG", "int64"},
-      {"MPI_LONG_LONG_INT", "int64"}, {"MPI_INT64_T", "int64"},       {"MPI_UNSIGNED_LONG", "uint64"},
-      {"MPI_UINT64_T", "uint64"},     {"MPI_FLOAT", "float32"},       {"MPI_DOUBLE", "float64"},
-      {"MPI_CHAR", "int8"},           {"MPI_SIGNED_CHAR", "int8"},    {"MPI_INT8_T", "int8"},
-      {"MPI_BYTE", "uint8"},          {"MPI_UNSIGNED_CHAR", "uint8"}, {"MPI_UINT8_T", "uint8"},
-  };
-  auto it = names.find(mpi);
-  if (it != names.end()) return it->second;
-  if (mpi.empty() || mpi == "MPI_PACKED" || mpi.rfind("MPI_", 0) != 0) return "any";
-  std::string out = "mpi_";
-  for (char ch : mpi.substr(4))
-    out += std::isalnum(static_cast<unsigned char>(ch)) ? static_cast<char>(std::tolower(ch)) : '_';
-  return out;
-}
-
-// What a message of `count` elements of a type is, as the language writes it (issue 32): MPI compares type
-// signatures, the sequences of basic types with the displacements dropped (MPI 4.1 sec. 3.3.1, 5.1.11), so a
-// derived type is flattened (the recorder writes its runs "MPI_INT*3,MPI_DOUBLE*1") and the message written
-// as its shortest repeating unit: `dtype=int32 count=12` for 4 of a contiguous(3, MPI_INT), `dtype=mpi_sig_X
-// count=K` for K repetitions of a mixed unit. Two messages with one signature get one form.
-struct MessageForm {
-  std::string dtype = "any";      // "any": not known, never compared
-  std::optional<uint64_t> count;  // elements of dtype; nullopt: not known
-  std::string signature;          // a mixed unit's runs, for the comment
-};
-
-MessageForm message_form(const std::string& name, const std::string& sig, int64_t count) {
-  MessageForm f;
-  // MPI_DATATYPE_NULL is the program's erroneous argument whatever the count (a v-collective's is not one
-  // number): kept, so that the semantics reports it (model/mpi_rules.def).
-  if (name == "MPI_DATATYPE_NULL") {
-    f.dtype = "null";
-    return f;
-  }
-  if (count < 0) return f;
-  if (!name.empty()) {
-    f.dtype = language_dtype(name);
-    if (f.dtype != "any") f.count = static_cast<uint64_t>(count);
-    return f;
-  }
-  std::vector<std::pair<std::string, uint64_t>> runs;  // language dtype, times
-  size_t start = 0;
-  while (start < sig.size()) {
-    size_t comma = sig.find(',', start);
-    const std::string run = sig.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    const size_t star = run.rfind('*');
-    if (star == std::string::npos) return f;
-    const std::string d = language_dtype(run.substr(0, star));
-    const long long n = std::atoll(run.c_str() + star + 1);
-    if (d == "any" || n < 0) return f;
-    if (n > 0) {
-      if (!runs.empty() && runs.back().first == d)
-        runs.back().second += static_cast<uint64_t>(n);
-      else
-        runs.emplace_back(d, static_cast<uint64_t>(n));
-    }
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (runs.empty()) return f;
-  if (runs.size() == 1) {
-    f.dtype = runs[0].first;
-    f.count = runs[0].second * static_cast<uint64_t>(count);
-    return f;
-  }
-  // The shortest unit that repeats: the prefix function's period of the element sequence (small types only).
-  uint64_t total = 0;
-  for (const auto& r : runs) total += r.second;
-  std::vector<std::pair<std::string, uint64_t>> unit = runs;
-  uint64_t repeats = 1;
-  if (total <= 4096) {
-    // The elements, each named by its dtype.
-    std::vector<std::string> el;
-    for (const auto& r : runs) el.insert(el.end(), r.second, r.first);
-    std::vector<size_t> pi(el.size(), 0);
-    for (size_t i = 1; i < el.size(); ++i) {
-      size_t k = pi[i - 1];
-      while (k > 0 && el[i] != el[k]) k = pi[k - 1];
-      if (el[i] == el[k]) ++k;
-      pi[i] = k;
-    }
-    const size_t period = el.size() - pi.back();
-    if (el.size() % period == 0 && period < el.size()) {
-      repeats = el.size() / period;
-      unit.clear();
-      for (size_t i = 0; i < period; ++i)
-        if (!unit.empty() && unit.back().first == el[i])
-          ++unit.back().second;
-        else
-          unit.emplace_back(el[i], 1);
-    }
-  }
-  if (unit.size() == 1) {
-    f.dtype = unit[0].first;
-    f.count = unit[0].second * repeats * static_cast<uint64_t>(count);
-    return f;
-  }
-  uint64_t h = 1469598103934665603ull;  // FNV-1a of the unit's runs
-  for (const auto& [d, n] : unit) {
-    f.signature += (f.signature.empty() ? "" : ",") + d + "*" + std::to_string(n);
-  }
-  for (char ch : f.signature) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
-  f.dtype = "mpi_sig_" + hex(h).substr(0, 8);
-  f.count = repeats * static_cast<uint64_t>(count);
-  return f;
-}
 
 // A call whose root or peer is still a rank of its communicator (made world ranks once every member is known).
 struct PendingCall {
@@ -507,14 +396,28 @@ class MpiAssembler {
     }
     end_open_group(p, st, out);
     const std::string label = "rank " + std::to_string(world_rank_[p]);
+    // Which OpenMP runtime recorded the threads (the OMPT tool's "tool_start" line), or why none did.
+    const std::string runtime = omp_runtime(p);
     if (kept_apart(p))
       notes_.push_back("threads of " + label + " (" + std::to_string(order.threads.size()) +
-                       ") ordered by their recorded OpenMP synchronization only: " +
+                       ") ordered by their recorded OpenMP synchronization only" +
+                       (runtime.empty() ? "" : " (recorded through OMPT by " + runtime + ")") + ": " +
                        std::to_string(order.edges.size()) + " cross-thread order(s), as host store keys");
     else if (order.threads.size() > 1)
       notes_.push_back("threads of " + label + " taken in the order their calls were entered: " +
-                       (order.recorded ? one_body_.at(p) : order.why_not));
+                       (order.recorded ? one_body_.at(p) : order.why_not) +
+                       (runtime.empty() && !order.recorded
+                            ? " (no OpenMP runtime with OMPT ran: gcc's libgomp has none; collmc record preloads "
+                              "an installed LLVM libomp into a program linked to libgomp, or --openmp-runtime LIB)"
+                            : ""));
     return out;
+  }
+
+  // The OpenMP runtime that started the recorder's OMPT tool in process p (its "tool_start" line), or "".
+  std::string omp_runtime(size_t p) const {
+    for (const auto& e : processes_[p].omp_events)
+      if (string_or(e.line, "call") == "tool_start") return string_or(e.line, "runtime");
+    return "";
   }
 
   void end_open_group(size_t p, ProcessState& st, std::vector<PendingCall>& out) {

@@ -19,11 +19,13 @@
 //   mutex_acquired/_released kind=K wait_id=0x..   critical, omp locks, ordered
 //   task_create task=X parent=T deps=D, task_dependences task=X deps="out:0x..,in:0x.."
 //   task_schedule prior=X status=S next=Y          a thread switches from task X to task Y (S: 1 completed)
+//   tool_start runtime="LLVM OMP version: ..."      the runtime started the tool (what recorded the threads)
 // Implicit tasks carry their region's id in their task data (explicit tasks a fresh id from the same counter),
 // so a barrier's end, which LLVM reports for a worker without its parallel data (the worker leaves the
 // region's last barrier only at the next fork), still names its region.
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 
 #include COLLMC_OMP_TOOLS_HEADER  // omp-tools.h, the path found by CMake (clang's or Debian's libomp-dev)
@@ -161,9 +163,14 @@ void on_task_schedule(ompt_data_t* prior, ompt_task_status_t status, ompt_data_t
             [&](JsonLine& l) { l.u64("prior", from).i64("status", static_cast<int64_t>(status)).u64("next", to); });
 }
 
+// The runtime's own name of itself (ompt_start_tool's runtime_version, "LLVM OMP version: ..."), kept for the
+// "tool_start" line: the import summary says which runtime recorded the threads.
+char g_runtime[128] = {};
+
 int initialize(ompt_function_lookup_t lookup, int /*initial_device*/, ompt_data_t* /*tool_data*/) {
   auto set_callback = reinterpret_cast<ompt_set_callback_t>(lookup("ompt_set_callback"));
   if (set_callback == nullptr) return 0;
+  write_omp("tool_start", [&](JsonLine& l) { l.str("runtime", g_runtime); });
   auto set = [&](ompt_callbacks_t which, auto* fn) { set_callback(which, reinterpret_cast<ompt_callback_t>(fn)); };
   set(ompt_callback_parallel_begin, &on_parallel_begin);
   set(ompt_callback_parallel_end, &on_parallel_end);
@@ -187,9 +194,12 @@ ompt_start_tool_result_t g_tool = {&initialize, &finalize, {0}};
 #pragma GCC visibility push(default)
 extern "C" {
 // The OMPT entry point (OpenMP 5.1 sec. 4.2.1): only a recorded run gets the tool.
-ompt_start_tool_result_t* ompt_start_tool(unsigned int /*omp_version*/, const char* /*runtime_version*/) {
+ompt_start_tool_result_t* ompt_start_tool(unsigned int /*omp_version*/, const char* runtime_version) {
   const char* dir = std::getenv("COLLMC_TRACE_DIR");
   if (dir == nullptr || *dir == '\0') return nullptr;
+  if (runtime_version != nullptr)
+    std::snprintf(collmc::recorder::omp_tool::g_runtime, sizeof collmc::recorder::omp_tool::g_runtime, "%s",
+                  runtime_version);
   return &collmc::recorder::omp_tool::g_tool;
 }
 }
