@@ -315,7 +315,7 @@ class Issuer {
   // ---- MPI one-sided calls: this rank's epochs on one window (MPI 4.1 sec. 12.5; issue 32 item 3) ----
   // The MPI trace reader writes each call as it was made; what is erroneous is decided here, in every
   // interleaving of the rank's threads, for hand-written and imported scenarios alike.
-  std::string window_text(const Call& c) const { return "'" + bname(c.buffer) + "' of " + w_.comm_name(c.comm); }
+  std::string window_text(int comm, int buffer) const { return "'" + bname(buffer) + "' of " + w_.comm_name(comm); }
   std::string call_name(const Call& c) const {
     return std::string(model::op_name(c.kind)) + " (" +
            (c.mpi_call.empty() ? std::string(model::op_info(c.kind).mpi_name) : "MPI_" + c.mpi_call) + ")";
@@ -326,12 +326,14 @@ class Issuer {
     auto it = find_window(c.comm, c.buffer);
     if (it == rs_.windows.end())
       return fail(MpiRule::RmaArgument, c,
-                  call_name(c) + " on " + window_text(c) + ", which is no window of this rank (no register, or freed)");
+                  call_name(c) + " on " + window_text(c.comm, c.buffer) +
+                      ", which is no window of this rank (no register, or freed)");
     WindowState& x = *it;
     const int32_t target = c.peer;
     const bool locked = std::binary_search(x.locks.begin(), x.locks.end(), target);
-    const std::string on = " on " + window_text(c);
-    const std::string of_target = " of rank " + std::to_string(target) + on;
+    // The messages' parts, built only when a rule is broken (this runs at every step of a one-sided call).
+    auto on = [&] { return " on " + window_text(c.comm, c.buffer); };
+    auto of_target = [&] { return " of rank " + std::to_string(target) + on(); };
     switch (c.kind) {
       case OpKind::RmaPut:
       case OpKind::RmaGet:
@@ -341,7 +343,7 @@ class Issuer {
         const bool passive = (x.epochs & (kLockAllEpoch | kStartEpoch)) != 0 || locked;
         if (!passive && !(x.epochs & kFenceEpoch))
           return fail(MpiRule::RmaEpoch, c,
-                      call_name(c) + " to rank " + std::to_string(target) + on +
+                      call_name(c) + " to rank " + std::to_string(target) + on() +
                           " outside any access epoch: no win_fence, win_lock, win_lock_all or win_start opened one");
         if (!passive) x.epochs |= kFenceTransfers;
         return true;
@@ -349,7 +351,7 @@ class Issuer {
       case OpKind::WinLock:
         if (locked || (x.epochs & kLockAllEpoch))
           return fail(MpiRule::RmaEpoch, c,
-                      call_name(c) + of_target + " while this rank already holds " +
+                      call_name(c) + of_target() + " while this rank already holds " +
                           ((x.epochs & kLockAllEpoch) ? "win_lock_all" : "a lock of it") +
                           ": two access epochs at once");
         x.locks.insert(std::lower_bound(x.locks.begin(), x.locks.end(), target), target);
@@ -357,41 +359,43 @@ class Issuer {
       case OpKind::WinLockAll:
         if ((x.epochs & kLockAllEpoch) || !x.locks.empty())
           return fail(MpiRule::RmaEpoch, c,
-                      call_name(c) + on + " while this rank already holds " +
+                      call_name(c) + on() + " while this rank already holds " +
                           ((x.epochs & kLockAllEpoch) ? "win_lock_all" : "a lock") + ": two access epochs at once");
         x.epochs |= kLockAllEpoch;
         return true;
       case OpKind::WinUnlock:
-        if (!locked) return fail(MpiRule::RmaEpoch, c, call_name(c) + of_target + ", which this rank has not locked");
+        if (!locked) return fail(MpiRule::RmaEpoch, c, call_name(c) + of_target() + ", which this rank has not locked");
         x.locks.erase(std::lower_bound(x.locks.begin(), x.locks.end(), target));
         return true;
       case OpKind::WinUnlockAll:
-        if (!(x.epochs & kLockAllEpoch)) return fail(MpiRule::RmaEpoch, c, call_name(c) + on + " without win_lock_all");
+        if (!(x.epochs & kLockAllEpoch))
+          return fail(MpiRule::RmaEpoch, c, call_name(c) + on() + " without win_lock_all");
         x.epochs &= static_cast<uint8_t>(~kLockAllEpoch);
         return true;
       case OpKind::WinFlush:
       case OpKind::WinFlushAll: {
         const bool all = c.kind == OpKind::WinFlushAll;
         if (!(x.epochs & kLockAllEpoch) && (all ? x.locks.empty() : !locked))
-          return fail(MpiRule::RmaEpoch, c, call_name(c) + (all ? on : of_target) + " outside a passive-target epoch");
+          return fail(MpiRule::RmaEpoch, c,
+                      call_name(c) + (all ? on() : of_target()) + " outside a passive-target epoch");
         return true;
       }
       case OpKind::WinStart:
         if (x.epochs & kStartEpoch)
-          return fail(MpiRule::RmaEpoch, c, call_name(c) + on + " inside an access epoch it started before");
+          return fail(MpiRule::RmaEpoch, c, call_name(c) + on() + " inside an access epoch it started before");
         x.epochs |= kStartEpoch;
         return true;
       case OpKind::WinComplete:
-        if (!(x.epochs & kStartEpoch)) return fail(MpiRule::RmaEpoch, c, call_name(c) + on + " without win_start");
+        if (!(x.epochs & kStartEpoch)) return fail(MpiRule::RmaEpoch, c, call_name(c) + on() + " without win_start");
         x.epochs &= static_cast<uint8_t>(~kStartEpoch);
         return true;
       case OpKind::WinPost:
         if (x.epochs & kPostEpoch)
-          return fail(MpiRule::RmaEpoch, c, call_name(c) + on + " inside an exposure epoch it posted before");
+          return fail(MpiRule::RmaEpoch, c, call_name(c) + on() + " inside an exposure epoch it posted before");
         x.epochs |= kPostEpoch;
         return true;
       case OpKind::WinWait:
-        if (!(x.epochs & kPostEpoch)) return fail(MpiRule::RmaEpoch, c, call_name(c) + on + " without win_post");
+        if (!(x.epochs & kPostEpoch)) return fail(MpiRule::RmaEpoch, c, call_name(c) + on() + " without win_post");
         x.epochs &= static_cast<uint8_t>(~kPostEpoch);
         return true;
       case OpKind::WinFence:
@@ -408,7 +412,7 @@ class Issuer {
   // A window's epochs are closed when it is freed or the rank finalizes (MPI 4.1 sec. 12.2.5, 12.5, 12.5.1).
   bool epochs_closed(const Call& c, const WindowState& x, const std::string& what) {
     using model::MpiRule;
-    const std::string window = "'" + bname(x.buffer) + "' of " + w_.comm_name(x.comm);
+    const std::string window = window_text(x.comm, x.buffer);
     std::string open;
     if (x.epochs & kLockAllEpoch) open = "win_lock_all";
     if (!x.locks.empty()) open = "a win_lock of rank " + std::to_string(x.locks.front());
