@@ -209,7 +209,7 @@ class Printer {
 }  // namespace
 
 std::string print_call(const World& w, const Call& c) {
-  const std::string op(op_name(c.kind));
+  std::string op(op_name(c.kind));  // not const: the bare form returns it, moved
   auto buffer = [&](int b) { return w.buffers[static_cast<size_t>(b)]; };
   switch (op_form(c.kind)) {
     case OpForm::BufferSize:

@@ -1010,51 +1010,9 @@ class MpiAssembler {
       case MpiFamily::WinStart:
       case MpiFamily::WinComplete:
       case MpiFamily::WinPost:
-      case MpiFamily::WinWait: {
-        // One-sided calls as made (issue 32 item 3): the semantics follows the epochs. A transfer to
-        // MPI_PROC_NULL moves nothing, a target outside the window's group is the reader's rule (rma_argument:
-        // no world rank to write), an MPI_Win_test that returned false closed nothing: comments.
-        auto it = st.window_of.find(handle_field(p, in, "win"));
-        if (it == st.window_of.end()) {
-          c.detail += " on a window the trace never saw created";
-          out.push_back(std::move(pc));
-          return;
-        }
-        if (info.family == MpiFamily::WinWait && info.has(kNonblocking) && (!ok || int_or(ret, "flag", 0) == 0)) {
-          c.detail += " (returned false: the exposure epoch stays open)";
-          out.push_back(std::move(pc));
-          return;
-        }
-        const bool targeted = info.family == MpiFamily::Rma ||
-                              ((info.family == MpiFamily::WinLock || info.family == MpiFamily::WinUnlock ||
-                                info.family == MpiFamily::WinFlush) &&
-                               !info.has(kAll));
-        if (targeted) {
-          const int64_t target = int_or(in, "target", -1);
-          const CommInfo* wc = comm_by_id(it->second.first);
-          const int size = it->second.first == "world"                     ? world_size_
-                           : wc != nullptr && wc->size_known && !wc->inter ? wc->comm.size
-                                                                           : 0;
-          if (target < 0 || (size > 0 && target >= size)) {
-            c.detail += target == kProcNull ? " to MPI_PROC_NULL (no transfer)" : " to no rank of the window's group";
-            out.push_back(std::move(pc));
-            return;
-          }
-          pc.peer_comm_rank = target;
-        }
-        c.kind = info.kind;
-        c.comm = it->second.first;
-        c.buffer = it->second.second;
-        // `call=` where one statement stands for several functions (put for MPI_Rput, accumulate for
-        // MPI_Fetch_and_op, ...); the statement's own function needs none.
-        if (info.family == MpiFamily::Rma && name != model::op_info(*op_kind_of(info.kind)).mpi_name)
-          c.mpi_call = name.substr(4);
-        if (info.family == MpiFamily::WinLock && !info.has(kAll) && string_or(in, "lock") == "shared")
-          c.win_mode = model::WinMode::Shared;
-        if (info.family == MpiFamily::WinFlush && info.has(kLocalOnly)) c.win_mode = model::WinMode::Local;
-        out.push_back(std::move(pc));
+      case MpiFamily::WinWait:
+        read_one_sided(p, st, rc, info, std::move(pc), out);
         return;
-      }
       case MpiFamily::Finalize:
         c.kind = CallKind::MpiFinalize;  // where every epoch must be closed: the semantics judges it
         out.push_back(std::move(pc));
@@ -1065,6 +1023,57 @@ class MpiAssembler {
         out.push_back(std::move(pc));
         return;
     }
+  }
+
+  // One-sided calls as made (issue 32 item 3): the semantics follows the epochs. A transfer to MPI_PROC_NULL
+  // moves nothing, a target outside the window's group is the reader's rule (rma_argument: no world rank to
+  // write), an MPI_Win_test that returned false closed nothing: comments.
+  void read_one_sided(size_t p, ProcessState& st, const RecordedCall& rc, const MpiCallInfo& info, PendingCall pc,
+                      std::vector<PendingCall>& out) {
+    const RecorderLine* in = rc.enter;
+    const RecorderLine* ret = rc.ret;
+    const bool ok = ret != nullptr && int_field(p, ret, "result") == 0;
+    const std::string name(info.name);
+    Call& c = pc.call;
+    auto it = st.window_of.find(handle_field(p, in, "win"));
+    if (it == st.window_of.end()) {
+      c.detail += " on a window the trace never saw created";
+      out.push_back(std::move(pc));
+      return;
+    }
+    if (info.family == MpiFamily::WinWait && info.has(kNonblocking) && (!ok || int_or(ret, "flag", 0) == 0)) {
+      c.detail += " (returned false: the exposure epoch stays open)";
+      out.push_back(std::move(pc));
+      return;
+    }
+    const bool targeted =
+        info.family == MpiFamily::Rma || ((info.family == MpiFamily::WinLock || info.family == MpiFamily::WinUnlock ||
+                                           info.family == MpiFamily::WinFlush) &&
+                                          !info.has(kAll));
+    if (targeted) {
+      const int64_t target = int_or(in, "target", -1);
+      const CommInfo* wc = comm_by_id(it->second.first);
+      const int size = it->second.first == "world"                     ? world_size_
+                       : wc != nullptr && wc->size_known && !wc->inter ? wc->comm.size
+                                                                       : 0;
+      if (target < 0 || (size > 0 && target >= size)) {
+        c.detail += target == kProcNull ? " to MPI_PROC_NULL (no transfer)" : " to no rank of the window's group";
+        out.push_back(std::move(pc));
+        return;
+      }
+      pc.peer_comm_rank = target;
+    }
+    c.kind = info.kind;
+    c.comm = it->second.first;
+    c.buffer = it->second.second;
+    // `call=` where one statement stands for several functions (put for MPI_Rput, accumulate for
+    // MPI_Fetch_and_op, ...); the statement's own function needs none.
+    if (info.family == MpiFamily::Rma && name != model::op_info(*op_kind_of(info.kind)).mpi_name)
+      c.mpi_call = name.substr(4);
+    if (info.family == MpiFamily::WinLock && !info.has(kAll) && string_or(in, "lock") == "shared")
+      c.win_mode = model::WinMode::Shared;
+    if (info.family == MpiFamily::WinFlush && info.has(kLocalOnly)) c.win_mode = model::WinMode::Local;
+    out.push_back(std::move(pc));
   }
 
   // --- communicators and the Trace ----------------------------------------------------------------------
