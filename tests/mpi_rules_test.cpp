@@ -96,6 +96,32 @@ TEST(MpiRules, TagsOutsideZeroToTheUpperBound) {
                      "3.2.3");
 }
 
+// A group holds what a rank posted and has not waited for (its end is the wait): MPI_Finalize inside one
+// leaves requests never completed (MPI 4.1 sec. 3.7.3, 11.2.2). On every rank that does, whichever reaches it.
+TEST(MpiRules, FinalizeBeforeTheRequestsOfItsGroupComplete) {
+  expect_usage_error(
+      mpi("rank 0 { group { send world 1 x\n mpi_finalize } }\nrank 1 { recv world 0 x\n mpi_finalize }"),
+      "mpi_finalize inside 'group', whose nonblocking operations were never completed: every request "
+      "is completed by a wait or test, or freed",
+      "3.7.3, 11.2.2");
+  expect_usage_error(
+      mpi("rank 0 { group { recv world 1 x\n send world 1 y\n mpi_finalize } }\nrank 1 { send world 0 x\n"
+          " recv world 0 y\n mpi_finalize }"),
+      "mpi_finalize inside 'group'", "3.7.3, 11.2.2");
+  // Completed first (the group ends before MPI_Finalize), or no MPI_Finalize at all: nothing erroneous.
+  EXPECT_EQ(
+      verdict_of(mpi("rank 0 { group { send world 1 x }\n mpi_finalize }\nrank 1 { recv world 0 x\n mpi_finalize }")),
+      Verdict::Safe);
+  EXPECT_EQ(verdict_of(mpi("rank 0 { group { send world 1 x } }\nrank 1 { recv world 0 x }")), Verdict::Safe);
+  EXPECT_EQ(model::mpi_rule_info(MpiRule::RequestNotCompleted).judged_by, MpiRuleJudge::Semantics);
+  // JSON names the rule; the printed scenario keeps the statement inside its group and reads back.
+  const checker::CheckResult r =
+      check_text(mpi("rank 0 { group { send world 1 x\n mpi_finalize } }\nrank 1 { recv world 0 x }"));
+  const auto j = nlohmann::json::parse(report::json_report(r));
+  EXPECT_EQ(j["violation"]["mpi_rule"], "request_not_completed") << j.dump();
+  EXPECT_EQ(verdict_of(model::print_world(*r.world)), Verdict::UsageError) << model::print_world(*r.world);
+}
+
 TEST(MpiRules, AnMpiRootOutsideItsCommunicatorNamesTheSection) {
   expect_usage_error("ranks 3\nset profile = mpi\ncomm g = [0, 1]\nrank 0, 1 { broadcast g x root=2 }",
                      "root 2 is not a member of 'g': the root must be a rank of the group", "6.1, 6.4");
@@ -117,7 +143,7 @@ TEST(MpiRules, WhatIsBadInputRatherThanAnErroneousProgram) {
   input_error("ranks 2\ncomm world = all\nrank * { all_reduce world x op=null }", "needs an mpi communicator");
 }
 
-// The rules the MPI trace reader still judges (races with the program's loads and stores, requests, ...):
+// The rules the MPI trace reader still judges (races with the program's loads and stores, ...):
 // its `mpi_error RULE "TEXT"` names the rule, which the JSON result gives beside the message.
 TEST(MpiRules, AnErrorTheImportFoundNamesItsRule) {
   const std::string text =

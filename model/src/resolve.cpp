@@ -702,6 +702,11 @@ class Resolver {
       }
     }
     if (stmt_profile(s) == Profile::Mpi) check_mpi_arguments(c, s);
+    // A group holds the nonblocking operations posted and not yet waited for (its end is their wait): MPI_Finalize
+    // inside one leaves them never completed.
+    if (s.op == OpKind::MpiFinalize && in_group)
+      usage(c, s.loc, MpiRule::RequestNotCompleted,
+            "mpi_finalize inside 'group', whose nonblocking operations were never completed");
     if (s.op == OpKind::Init && s.members) c.members_view = s.members->expand(w_.ranks);
     if (!s.key.empty()) c.key = intern(w_.keys, s.key);
     if (s.op == OpKind::MpiError) {  // found by the trace reader: reported when reached

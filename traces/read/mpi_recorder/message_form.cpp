@@ -112,4 +112,36 @@ MessageForm message_form(const std::string& name, const std::string& sig, int64_
   return f;
 }
 
+namespace {
+std::string text_field(const RecorderLine* l, const std::string& key) {
+  const auto* f = recorder_field(l, key.c_str());
+  return f != nullptr && f->is_string() ? f->get<std::string>() : std::string();
+}
+int64_t integer_field(const RecorderLine* l, const std::string& key, int64_t fallback) {
+  const auto* f = recorder_field(l, key.c_str());
+  return f != nullptr && f->is_number_integer() ? f->get<int64_t>() : fallback;
+}
+}  // namespace
+
+MessageForm recorded_message(const RecorderLine* l, const std::string& prefix, const char* count_key) {
+  return message_form(text_field(l, prefix + "dtype"), text_field(l, prefix + "dtype_sig"),
+                      integer_field(l, count_key, -1));
+}
+
+MessageForm recorded_v_message(const RecorderLine* l) {
+  std::optional<MessageForm> unit;
+  bool compared = true;
+  for (const std::string side : {"v_send_", "v_recv_"}) {
+    if (recorder_field(l, (side + "min").c_str()) == nullptr) continue;
+    MessageForm f = message_form(text_field(l, side + "dtype"), text_field(l, side + "dtype_sig"), 1);
+    if (f.dtype == "null") return f;  // the program's erroneous argument, judged whatever the counts
+    // A zero count, or a type the trace cannot say (MPI_PACKED matches any signature): not compared.
+    if (integer_field(l, side + "min", 0) <= 0 || f.dtype == "any") compared = false;
+    f.count.reset();
+    if (!unit) unit = f;
+  }
+  if (!unit || !compared) return {};
+  return *unit;
+}
+
 }  // namespace collmc::traces

@@ -12,6 +12,7 @@
 #include <set>
 
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
 
 #include "collmc/traces/recorder_reader.h"
 #include "message_form.h"
@@ -183,37 +184,6 @@ class MpiAssembler {
     for (const auto& s : list_field(p, l, key))
       if (auto v = parse_hex_field(s)) out.push_back(*v);
     return out;
-  }
-  // The message a call's count and type make (`prefix` "" or "recv_").
-  MessageForm message(const RecorderLine* l, const std::string& prefix, const char* count_key) const {
-    return message_form(string_or(l, (prefix + "dtype").c_str()), string_or(l, (prefix + "dtype_sig").c_str()),
-                        int_or(l, count_key, -1));
-  }
-  // A v-collective's message (the recorder writes count -1 and each side MPI reads here, `v_send_*` and
-  // `v_recv_*`: the type and the least and greatest count). MPI matches the type signature of each pair of
-  // ranks, sender's against receiver's, never one count across the ranks (MPI 4.1 sec. 6.5-6.8): the
-  // counts differ legally. When a rank's every count is above zero, it exchanges data with every rank it
-  // pairs with (all of them, itself included; a rooted call's other ranks with the root), and a signature
-  // that is a power of a type's shortest unit is a power of no other unit: each such pair then needs the two
-  // ranks' units equal, so that unit is written as the dtype, with no count, and the checker compares it
-  // across the ranks (`dtype A and B`). A rank whose two sides' units differ breaks its pair with itself;
-  // its send side is written. A zero count exchanges nothing and leaves that rank's types unmatched (a rank
-  // may send floats to the others and receive ints from them): `any` then, as in older traces without sides.
-  MessageForm v_message(const RecorderLine* l) const {
-    std::optional<MessageForm> unit;
-    bool compared = true;
-    for (const std::string side : {"v_send_", "v_recv_"}) {
-      if (field(l, (side + "min").c_str()) == nullptr) continue;
-      MessageForm f =
-          message_form(string_or(l, (side + "dtype").c_str()), string_or(l, (side + "dtype_sig").c_str()), 1);
-      if (f.dtype == "null") return f;  // the program's erroneous argument, judged whatever the counts
-      // A zero count, or a type the trace cannot say (MPI_PACKED matches any signature): not compared.
-      if (int_or(l, (side + "min").c_str(), 0) <= 0 || f.dtype == "any") compared = false;
-      f.count.reset();
-      if (!unit) unit = f;
-    }
-    if (!unit || !compared) return {};
-    return *unit;
   }
   static void set_message(Call& c, const MessageForm& m) {
     c.dtype = m.dtype;
@@ -429,14 +399,10 @@ class MpiAssembler {
       for (const auto& rc : processes_[p].calls)
         if (!st.by_thread || rc.enter->event["tid"].get<int64_t>() == st.thread) last = &rc;
       const bool returned = last != nullptr && last->ret != nullptr;
-      PendingCall end;
-      end.call.kind = CallKind::GroupEnd;
-      end.call.state = returned ? CallState::Completed : CallState::Started;
-      end.thread = st.thread;
-      out.push_back(end);
-      st.group_open = false;
-      rank_notes_[world_rank_[p]].push_back(std::to_string(st.outstanding.size()) +
-                                            " nonblocking operation(s) never completed by a wait");
+      close_group(st, out, returned ? CallState::Completed : CallState::Started);
+      if (!st.outstanding.empty())
+        rank_notes_[world_rank_[p]].push_back(std::to_string(st.outstanding.size()) +
+                                              " nonblocking operation(s) never completed by a wait");
     }
   }
 
@@ -545,6 +511,14 @@ class MpiAssembler {
     out.push_back(start);
     st.group_open = true;
   }
+  void close_group(ProcessState& st, std::vector<PendingCall>& out, CallState state) {
+    PendingCall end;
+    end.call.kind = CallKind::GroupEnd;
+    end.call.state = state;
+    end.thread = st.thread;
+    out.push_back(end);
+    st.group_open = false;
+  }
   // A request completes: a cancelled operation (MPI 4.1 sec. 3.8.4: it moved no message) leaves the group.
   void complete(ProcessState& st, uint64_t request, bool cancelled, std::vector<PendingCall>& out, CallState state) {
     if (cancelled)
@@ -556,13 +530,7 @@ class MpiAssembler {
         }
     st.outstanding.erase(request);
     st.cancelled.erase(request);
-    if (st.group_open && st.outstanding.empty()) {
-      PendingCall end;
-      end.call.kind = CallKind::GroupEnd;
-      end.call.state = state;
-      out.push_back(end);
-      st.group_open = false;
-    }
+    if (st.group_open && st.outstanding.empty()) close_group(st, out, state);
   }
   // A nonblocking operation posted with request `r` (none: 0).
   void post(ProcessState& st, std::vector<PendingCall>& out, PendingCall pc, uint64_t r) {
@@ -659,8 +627,8 @@ class MpiAssembler {
           // group sends, the other receives): not compared.
           if (!is_inter(c.comm))
             set_message(c, int_or(in, "count", -1) < 0 && string_or(in, "dtype") != "MPI_DATATYPE_NULL"
-                               ? v_message(in)
-                               : message(in, "", "count"));
+                               ? recorded_v_message(in)
+                               : recorded_message(in, "", "count"));
           else
             c.dtype = "any";
         }
@@ -684,7 +652,7 @@ class MpiAssembler {
         const bool send = info.family == MpiFamily::Send;
         c.kind = send ? CallKind::Send : CallKind::Recv;
         c.comm = comm();
-        set_message(c, message(in, "", "count"));
+        set_message(c, recorded_message(in, "", "count"));
         if (send && info.has(kBuffered)) c.buffered = true;  // MPI 4.1 sec. 3.4: completes locally
         const int64_t peer = int_field(p, in, "peer");
         if (peer == kProcNull) {  // MPI_PROC_NULL: no communication at all
@@ -720,7 +688,7 @@ class MpiAssembler {
           PendingCall s = pc;
           s.call.kind = CallKind::Send;
           s.call.comm = cm;
-          set_message(s.call, message(in, "", "count"));
+          set_message(s.call, recorded_message(in, "", "count"));
           if (field(in, "tag") != nullptr) s.call.tag = int_field(p, in, "tag");
           set_peer(p, s, dest);
           out.push_back(std::move(s));
@@ -729,7 +697,7 @@ class MpiAssembler {
           PendingCall r = pc;
           r.call.kind = CallKind::Recv;
           r.call.comm = cm;
-          set_message(r.call, message(in, "recv_", "recv_count"));
+          set_message(r.call, recorded_message(in, "recv_", "recv_count"));
           if (field(in, "recv_tag") != nullptr) r.call.tag = int_field(p, in, "recv_tag");
           if (source == kAnySource)
             r.call.any_source = true;
@@ -737,13 +705,7 @@ class MpiAssembler {
             set_peer(p, r, source);
           out.push_back(std::move(r));
         }
-        if (!was_open) {
-          PendingCall end;
-          end.call.kind = CallKind::GroupEnd;
-          end.call.state = c.state;
-          out.push_back(end);
-          st.group_open = false;
-        }
+        if (!was_open) close_group(st, out, c.state);
         return;
       }
       case MpiFamily::Probe: {
@@ -1014,8 +976,7 @@ class MpiAssembler {
         read_one_sided(p, st, rc, info, std::move(pc), out);
         return;
       case MpiFamily::Finalize:
-        c.kind = CallKind::MpiFinalize;  // where every epoch must be closed: the semantics judges it
-        out.push_back(std::move(pc));
+        finalize(p, st, std::move(pc), out);
         return;
       default:
         // Datatypes, MPI_Abort, queries: kept as comments (the language has no statement for them; the usage
@@ -1023,6 +984,29 @@ class MpiAssembler {
         out.push_back(std::move(pc));
         return;
     }
+  }
+
+  // MPI_Finalize, where every epoch is closed and every request completed or freed (MPI 4.1 sec. 3.7.3,
+  // 11.2.2): the semantics judges both. A request left is written as `mpi_finalize` inside the group that
+  // holds what is posted and not yet waited for (request_not_completed); with none left, that group (requests
+  // freed while active) ends here: MPI_Finalize returns once their operations have.
+  void finalize(size_t p, ProcessState& st, PendingCall pc, std::vector<PendingCall>& out) {
+    pc.call.kind = CallKind::MpiFinalize;
+    const std::vector<std::string> pending = usage_rules_.pending_requests(p);
+    if (!pending.empty()) {
+      open_group(st, out);
+      PendingCall left;
+      left.call.origin = pc.call.origin;
+      left.call.detail = "the request handles MPI_Finalize leaves never completed by a wait or test, nor freed: " +
+                         absl::StrJoin(pending, ", ");
+      out.push_back(std::move(left));
+    } else if (st.group_open) {
+      rank_notes_[world_rank_[p]].push_back(std::to_string(st.outstanding.size()) +
+                                            " nonblocking operation(s) freed while active, waited for at MPI_Finalize");
+      close_group(st, out, pc.call.state);
+      st.outstanding.clear();
+    }
+    out.push_back(std::move(pc));
   }
 
   // One-sided calls as made (issue 32 item 3): the semantics follows the epochs. A transfer to MPI_PROC_NULL
@@ -1035,6 +1019,8 @@ class MpiAssembler {
     const bool ok = ret != nullptr && int_field(p, ret, "result") == 0;
     const std::string name(info.name);
     Call& c = pc.call;
+    // An R-transfer's request (MPI_Rput, ...) completes locally, by a wait that is then no unknown request's.
+    if (info.has(kRequest) && ok && field(ret, "req") != nullptr) st.local_requests.insert(handle_field(p, ret, "req"));
     auto it = st.window_of.find(handle_field(p, in, "win"));
     if (it == st.window_of.end()) {
       c.detail += " on a window the trace never saw created";

@@ -1,9 +1,10 @@
 // MPI usage errors that the MPI trace reader finds in the recorded calls themselves, without search
-// (issue 26; docs/SEMANTICS_NOTES.md, "MPI usage errors"): a call MPI 4.1 makes erroneous, found in one
-// rank's own calls (an RMA call outside an access epoch, a second lock, MPI_DATATYPE_NULL, a root out of
-// range, a request never completed) or across ranks (two RMA accesses to the same bytes in one epoch,
-// one of them a write). Each becomes an `mpi_error "TEXT"` statement before the call it is about; the
-// checker reports it as `usage_error` when the rank reaches it.
+// (issue 26; docs/SEMANTICS_NOTES.md, "MPI usage errors"): a call MPI 4.1 makes erroneous, found in one rank's
+// own calls where the language has no statement for the fact (MPI_DATATYPE_NULL on a call written as a
+// comment, a root out of range, a color or dimension MPI rejects) or across ranks (two RMA accesses to the same
+// bytes in one epoch, one of them a write). Each becomes an `mpi_error RULE "TEXT"` statement before the call it
+// is about; the checker reports it as `usage_error` when the rank reaches it. The epochs and the requests left
+// at MPI_Finalize are followed here for the race rules and the reader, and judged by the semantics.
 #pragma once
 
 #include <cstddef>
@@ -64,6 +65,11 @@ class MpiUsageRules {
   void thread_order(size_t p, const ThreadOrder* order) { thread_orders_[p] = order; }
   // What the rules could not judge (said in the import summary), once errors() ran.
   const std::vector<std::string>& notes() const { return notes_; }
+  // The requests process p posted and has neither completed nor freed, as observed so far ("MPI_Isend
+  // (0x...)"), for the reader's MPI_Finalize: it writes `mpi_finalize` inside a group while any is left, and the
+  // semantics judges that (request_not_completed, model/mpi_rules.def). Empty when a completion listed more
+  // requests than its line holds: which ones are left is then unknown, and nothing is reported.
+  std::vector<std::string> pending_requests(size_t p) const;
   // MPI_TAG_UB as the run's processes reported it at MPI_Init (the least of them); nullopt: not recorded.
   std::optional<int64_t> tag_upper_bound() const;
   // The errors, by (process, call index), in the order found; the races across ranks are found here.
